@@ -1,0 +1,34 @@
+"""The contract's public functions: parse an ask, parse an answer, render a result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from midturn.contract._answers import parse_answer as _parse_answer
+from midturn.contract._models import Ask, AskResult, Limits, ToolOutput
+from midturn.contract._validate import build_ask
+from midturn.contract.dialects import detect_dialect, get_dialect
+
+__all__ = ["parse_answer", "parse_ask", "render"]
+
+
+def parse_ask(tool_input: Any, dialect: str = "midturn", *, limits: Limits | None = None) -> Ask:
+    """Normalize and strictly validate a model's tool input into an `Ask`.
+
+    `dialect="auto"` detects the dialect from the input's shape. Raises `InvalidAsk` with
+    every problem found, worded for the model to fix its call.
+    """
+    chosen = detect_dialect(tool_input) if dialect == "auto" else get_dialect(dialect)
+    canonical = chosen.to_canonical(tool_input)
+    return build_ask(canonical, limits=limits or chosen.limits, dialect=chosen.name)
+
+
+def parse_answer(ask: Ask, payload: Any) -> AskResult:
+    """Read a client's answer leniently (SPEC §2.4). Raises `InvalidAnswer` only where
+    there is no sound reading; the ask is then still pending."""
+    return _parse_answer(ask, payload)
+
+
+def render(result: AskResult, dialect: str = "midturn") -> ToolOutput:
+    """The tool output for the model, in the dialect's shape."""
+    return get_dialect(dialect).render(result)

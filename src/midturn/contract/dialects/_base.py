@@ -1,0 +1,46 @@
+"""What a dialect is: a mapping between another product's question tool and the
+canonical contract, in both directions (SPEC §2.6)."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, ClassVar
+
+from midturn.contract._models import AskResult, Limits, ToolOutput
+
+__all__ = ["Dialect"]
+
+
+class Dialect(abc.ABC):
+    """One product's shape of the question tool.
+
+    `to_canonical` turns that product's tool input into a canonical (SPEC §2.1) dict,
+    still unnormalized and unvalidated: normalization and strict validation run after it,
+    the same for every dialect. It raises `InvalidAsk` only for faults of its own shape
+    that have no canonical reading. `render` turns the canonical result back into what
+    that product's model expects.
+    """
+
+    name: ClassVar[str]
+    tool_name: ClassVar[str]
+    limits: ClassVar[Limits] = Limits()
+    """The dialect's own bounds (e.g. maka's 1–3 questions); a host's limits replace them."""
+
+    @abc.abstractmethod
+    def to_canonical(self, tool_input: Any) -> dict[str, Any]: ...
+
+    @abc.abstractmethod
+    def render(self, result: AskResult) -> ToolOutput: ...
+
+    @abc.abstractmethod
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON Schema of this dialect's tool input (a fresh dict each call)."""
+
+    @abc.abstractmethod
+    def description(self) -> str:
+        """The tool description shown to the model."""
+
+    def matches(self, tool_input: Any) -> int:
+        """How surely `tool_input` is of this dialect's shape, for `dialect="auto"`:
+        0 not at all, higher is surer."""
+        return 0

@@ -1,0 +1,189 @@
+"""The `Store` interface every backend implements (SPEC §4).
+
+A store keeps three things: interactions (asks and permissions, pending or settled),
+sessions (with hashed tokens, for the gateway) and an append-only event log. Every
+change that publishes events writes the change and its events in one transaction, so an
+event is never visible before the state it announces ("persist, then publish").
+
+Settling is a compare-and-set on `status = 'pending'`: of any number of concurrent
+settles of one interaction, in one process or many, exactly one wins.
+
+Listeners: `add_listener(callback)` registers a plain callable that the store calls with
+the newest event id whenever it learns that events were appended — by this store object,
+or (PostgreSQL) by another process. Callbacks must be cheap and must not raise; they
+typically set an asyncio event that wakes readers, which then read the log by id.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from midturn.contract._interactions import (
+    Event,
+    Interaction,
+    InteractionKind,
+    InteractionStatus,
+    NewEvent,
+    PermissionDecision,
+    utcnow,
+)
+from midturn.contract._models import AskResult
+
+__all__ = ["EventListener", "SessionRecord", "Settle", "Store"]
+
+EventListener = Callable[[int], None]
+
+
+class SessionRecord(BaseModel):
+    """A gateway session. Tokens are stored only as hashes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    agent_token_hash: str
+    answer_token_hash: str
+    created_at: datetime = Field(default_factory=utcnow)
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class Settle(BaseModel):
+    """The outcome of a compare-and-set settle: the interaction as it now stands, whether
+    this call was the one that settled it, and the events it appended (empty when it lost).
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    interaction: Interaction
+    won: bool
+    events: tuple[Event, ...] = ()
+
+
+class Store(abc.ABC):
+    """Persistence for interactions, sessions and events. Use as an async context manager
+    (or call `open()` and `aclose()`)."""
+
+    url: str
+
+    def __init__(self) -> None:
+        self._listeners: list[EventListener] = []
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def open(self) -> None:
+        """Connect and apply pending migrations. Idempotent."""
+
+    @abc.abstractmethod
+    async def aclose(self) -> None:
+        """Release connections. Idempotent."""
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    @abc.abstractmethod
+    async def schema_version(self) -> int:
+        """The number of the newest migration applied."""
+
+    # -- listeners -------------------------------------------------------------------
+
+    def add_listener(self, listener: EventListener) -> None:
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: EventListener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def _notify(self, last_event_id: int) -> None:
+        for listener in list(self._listeners):
+            listener(last_event_id)
+
+    # -- sessions --------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def create_session(self, session: SessionRecord) -> None:
+        """Store a new session. Raises `UsageError` if the id exists."""
+
+    @abc.abstractmethod
+    async def get_session(self, session_id: str) -> SessionRecord | None: ...
+
+    @abc.abstractmethod
+    async def list_sessions(self) -> list[SessionRecord]: ...
+
+    # -- interactions ----------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def create_interaction(
+        self, interaction: Interaction, events: Sequence[NewEvent] = ()
+    ) -> tuple[Interaction, bool, tuple[Event, ...]]:
+        """Insert a new interaction and append its events in one transaction.
+
+        Idempotent by `(session_id, tool_call_id)` when `tool_call_id` is set: if one
+        exists, nothing is written and `(existing, False, ())` is returned. Otherwise
+        `(interaction, True, appended_events)`.
+        """
+
+    @abc.abstractmethod
+    async def get_interaction(self, interaction_id: str) -> Interaction | None: ...
+
+    @abc.abstractmethod
+    async def find_by_tool_call(self, session_id: str, tool_call_id: str) -> Interaction | None:
+        ...
+
+    @abc.abstractmethod
+    async def settle(
+        self,
+        interaction_id: str,
+        *,
+        status: InteractionStatus,
+        result: AskResult | None = None,
+        decision: PermissionDecision | None = None,
+        settled_by: str | None = None,
+        settled_at: datetime | None = None,
+        events: Sequence[NewEvent] = (),
+    ) -> Settle:
+        """Compare-and-set from `pending` to `status`, appending `events` in the same
+        transaction when (and only when) this call wins. `result` must hold no secret
+        value. Raises `NotFound` for an unknown id."""
+
+    @abc.abstractmethod
+    async def list_interactions(
+        self,
+        *,
+        session_id: str | None = None,
+        turn_id: str | None = None,
+        status: InteractionStatus | None = None,
+        kind: InteractionKind | None = None,
+        limit: int | None = None,
+    ) -> list[Interaction]:
+        """Interactions matching every filter given, oldest first (creation order; ties
+        broken by insertion order)."""
+
+    # -- events ----------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def append_events(self, events: Sequence[NewEvent]) -> tuple[Event, ...]:
+        """Append events that change no interaction (e.g. `turn_waiting`)."""
+
+    @abc.abstractmethod
+    async def read_events(
+        self, after_id: int = 0, *, session_id: str | None = None, limit: int = 1000
+    ) -> list[Event]:
+        """Events with id > `after_id`, oldest first, optionally of one session."""
+
+    @abc.abstractmethod
+    async def last_event_id(self) -> int: ...
