@@ -1,0 +1,130 @@
+"""What every backend shares: the checks on a settle, the settled copy of an interaction,
+and the JSON text an SQL backend stores (compact, never a secret).
+
+Backend-neutral on purpose: values go in and out as Python models and JSON text, so the
+SQLite and PostgreSQL stores encode rows the same way.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from midturn.contract._interactions import (
+    Event,
+    Interaction,
+    InteractionStatus,
+    NewEvent,
+    PermissionDecision,
+    utcnow,
+)
+from midturn.contract._models import AskResult
+from midturn.errors import UsageError
+
+__all__ = [
+    "NOT_OPEN",
+    "check_limit",
+    "check_new_interaction",
+    "dump_data",
+    "dump_interaction",
+    "event_from",
+    "load_data",
+    "load_interaction",
+    "settled_copy",
+    "sort_key_time",
+]
+
+NOT_OPEN = (
+    "the store is not open; use `async with open_store(url) as store:` "
+    "or call `await store.open()` first"
+)
+
+_DATA = TypeAdapter(dict[str, Any])
+
+
+def check_new_interaction(interaction: Interaction) -> None:
+    """Refuse an interaction a store must not create: anything but a pending one."""
+    if interaction.status != "pending":
+        raise UsageError(
+            f"interaction {interaction.id!r} has status {interaction.status!r}; a store "
+            "creates only pending interactions, settle it afterwards with `settle()`"
+        )
+
+
+def check_limit(limit: int | None) -> None:
+    if limit is not None and limit < 1:
+        raise UsageError(f"limit must be at least 1 (got {limit}); omit it for no limit")
+
+
+def settled_copy(
+    current: Interaction,
+    *,
+    status: InteractionStatus,
+    result: AskResult | None,
+    decision: PermissionDecision | None,
+    settled_by: str | None,
+    settled_at: datetime | None,
+) -> Interaction:
+    """The interaction as it stands once settled into `status`. Checks the arguments
+    (whatever the current status) and strips any secret value from `result`."""
+    if status == "pending":
+        raise UsageError(
+            "settle() needs a terminal status such as 'answered' or 'denied', not 'pending'"
+        )
+    if result is not None and current.kind != "ask":
+        raise UsageError(
+            f"interaction {current.id!r} is a {current.kind}; pass `decision`, not `result`"
+        )
+    if decision is not None and current.kind != "permission":
+        raise UsageError(
+            f"interaction {current.id!r} is an {current.kind}; pass `result`, not `decision`"
+        )
+    update: dict[str, Any] = {
+        "status": status,
+        "settled_at": settled_at or utcnow(),
+        "settled_by": settled_by,
+    }
+    if result is not None:
+        update["result"] = result.without_secrets()
+    if decision is not None:
+        update["decision"] = decision
+    return current.model_copy(update=update)
+
+
+def sort_key_time(moment: datetime) -> str:
+    """A fixed-width UTC text for a moment, so text order is time order in any database.
+    A naive datetime is taken to be UTC."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def dump_interaction(interaction: Interaction) -> str:
+    """Compact JSON of the whole interaction. `QuestionAnswer.secret_value` is excluded
+    from every dump, and `result` has been through `without_secrets()` besides."""
+    if interaction.result is not None:
+        interaction = interaction.model_copy(
+            update={"result": interaction.result.without_secrets()}
+        )
+    return interaction.model_dump_json()
+
+
+def load_interaction(body: str | bytes) -> Interaction:
+    return Interaction.model_validate_json(body)
+
+
+def dump_data(data: dict[str, Any]) -> str:
+    return _DATA.dump_json(data).decode()
+
+
+def load_data(text: str | bytes | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    return _DATA.validate_json(text)
+
+
+def event_from(new: NewEvent, event_id: int) -> Event:
+    """The stored form of `new` under the id the store gave it."""
+    return Event.model_construct(id=event_id, **new.__dict__)

@@ -1,0 +1,225 @@
+"""The in-memory store (`memory://`): for tests and for hosts that need no durability.
+
+Everything lives in a few plain indexes, so a parked ask costs little beyond the
+interaction itself: one dict entry by id, one by `(session_id, tool_call_id)`, one in its
+session's ordered id set and, while pending, one in the session's pending set. No task,
+lock or future per interaction.
+
+Concurrency: asyncio runs one coroutine at a time, and no method here awaits between
+reading and writing, so every method is atomic — in particular `settle`'s check of
+`status == 'pending'` and its write are one step, and exactly one of many concurrent
+settles wins. The store is not for use from several threads.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from datetime import datetime
+
+from midturn.contract._interactions import (
+    Event,
+    Interaction,
+    InteractionKind,
+    InteractionStatus,
+    NewEvent,
+    PermissionDecision,
+)
+from midturn.contract._models import AskResult
+from midturn.errors import NotFound, UsageError
+from midturn.store._base import SessionRecord, Settle, Store
+from midturn.store._codec import (
+    NOT_OPEN,
+    check_limit,
+    check_new_interaction,
+    event_from,
+    settled_copy,
+)
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore(Store):
+    """A store that keeps everything in this process's memory; gone when it exits.
+
+    Closing and reopening the same object keeps its contents.
+    """
+
+    def __init__(self, url: str = "memory://") -> None:
+        super().__init__()
+        if not url.startswith("memory://"):
+            raise UsageError(f"MemoryStore needs a memory:// URL, got {url!r}")
+        self.url = url
+        self._open = False
+        self._sessions: dict[str, SessionRecord] = {}
+        self._by_id: dict[str, Interaction] = {}
+        self._by_tool_call: dict[tuple[str, str], str] = {}
+        # Ordered id sets (dicts with None values keep insertion order, delete in O(1)).
+        self._by_session: dict[str, dict[str, None]] = {}
+        self._pending: dict[str, dict[str, None]] = {}
+        self._events: list[Event] = []
+        # Per session, the positions of its events in `_events` (ascending).
+        self._event_positions: dict[str, list[int]] = {}
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def open(self) -> None:
+        self._open = True
+
+    async def aclose(self) -> None:
+        self._open = False
+
+    async def schema_version(self) -> int:
+        """Always 0: memory has no schema and nothing to migrate."""
+        self._check_open()
+        return 0
+
+    def _check_open(self) -> None:
+        if not self._open:
+            raise UsageError(NOT_OPEN)
+
+    # -- sessions --------------------------------------------------------------------
+
+    async def create_session(self, session: SessionRecord) -> None:
+        self._check_open()
+        if session.id in self._sessions:
+            raise UsageError(f"a session with id {session.id!r} already exists; choose another id")
+        self._sessions[session.id] = session
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        self._check_open()
+        return self._sessions.get(session_id)
+
+    async def list_sessions(self) -> list[SessionRecord]:
+        self._check_open()
+        return sorted(self._sessions.values(), key=lambda session: session.created_at)
+
+    # -- interactions ----------------------------------------------------------------
+
+    async def create_interaction(
+        self, interaction: Interaction, events: Sequence[NewEvent] = ()
+    ) -> tuple[Interaction, bool, tuple[Event, ...]]:
+        self._check_open()
+        check_new_interaction(interaction)
+        if interaction.tool_call_id is not None:
+            key = (interaction.session_id, interaction.tool_call_id)
+            existing_id = self._by_tool_call.get(key)
+            if existing_id is not None:
+                return self._by_id[existing_id], False, ()
+        if interaction.id in self._by_id:
+            raise UsageError(
+                f"an interaction with id {interaction.id!r} already exists; "
+                "give each interaction a fresh id"
+            )
+        self._by_id[interaction.id] = interaction
+        if interaction.tool_call_id is not None:
+            self._by_tool_call[(interaction.session_id, interaction.tool_call_id)] = interaction.id
+        self._by_session.setdefault(interaction.session_id, {})[interaction.id] = None
+        self._pending.setdefault(interaction.session_id, {})[interaction.id] = None
+        return interaction, True, self._append(events)
+
+    async def get_interaction(self, interaction_id: str) -> Interaction | None:
+        self._check_open()
+        return self._by_id.get(interaction_id)
+
+    async def find_by_tool_call(self, session_id: str, tool_call_id: str) -> Interaction | None:
+        self._check_open()
+        interaction_id = self._by_tool_call.get((session_id, tool_call_id))
+        return None if interaction_id is None else self._by_id[interaction_id]
+
+    async def settle(
+        self,
+        interaction_id: str,
+        *,
+        status: InteractionStatus,
+        result: AskResult | None = None,
+        decision: PermissionDecision | None = None,
+        settled_by: str | None = None,
+        settled_at: datetime | None = None,
+        events: Sequence[NewEvent] = (),
+    ) -> Settle:
+        self._check_open()
+        current = self._by_id.get(interaction_id)
+        if current is None:
+            raise NotFound(f"no interaction with id {interaction_id!r} in this store")
+        settled = settled_copy(
+            current,
+            status=status,
+            result=result,
+            decision=decision,
+            settled_by=settled_by,
+            settled_at=settled_at,
+        )
+        if current.status != "pending":
+            return Settle(interaction=current, won=False)
+        # No await since the check above: this write is the only winner's.
+        self._by_id[interaction_id] = settled
+        pending = self._pending.get(current.session_id)
+        if pending is not None:
+            pending.pop(interaction_id, None)
+            if not pending:
+                del self._pending[current.session_id]
+        return Settle(interaction=settled, won=True, events=self._append(events))
+
+    async def list_interactions(
+        self,
+        *,
+        session_id: str | None = None,
+        turn_id: str | None = None,
+        status: InteractionStatus | None = None,
+        kind: InteractionKind | None = None,
+        limit: int | None = None,
+    ) -> list[Interaction]:
+        self._check_open()
+        check_limit(limit)
+        by_id = self._by_id
+        candidates: list[Interaction]
+        if session_id is not None:
+            index = self._pending if status == "pending" else self._by_session
+            candidates = [by_id[key] for key in index.get(session_id, ())]
+        else:
+            candidates = list(by_id.values())  # insertion order
+        found = [
+            interaction
+            for interaction in candidates
+            if (turn_id is None or interaction.turn_id == turn_id)
+            and (status is None or interaction.status == status)
+            and (kind is None or interaction.kind == kind)
+        ]
+        found.sort(key=lambda interaction: interaction.created_at)  # stable: ties keep order
+        return found if limit is None else found[:limit]
+
+    # -- events ----------------------------------------------------------------------
+
+    def _append(self, events: Sequence[NewEvent]) -> tuple[Event, ...]:
+        if not events:
+            return ()
+        appended = []
+        for new in events:
+            position = len(self._events)
+            event = event_from(new, position + 1)
+            self._events.append(event)
+            self._event_positions.setdefault(event.session_id, []).append(position)
+            appended.append(event)
+        self._notify(appended[-1].id)
+        return tuple(appended)
+
+    async def append_events(self, events: Sequence[NewEvent]) -> tuple[Event, ...]:
+        self._check_open()
+        return self._append(events)
+
+    async def read_events(
+        self, after_id: int = 0, *, session_id: str | None = None, limit: int = 1000
+    ) -> list[Event]:
+        self._check_open()
+        check_limit(limit)
+        start = max(after_id, 0)  # event id n sits at position n - 1
+        if session_id is None:
+            return self._events[start : start + limit]
+        positions = self._event_positions.get(session_id, [])
+        first = bisect_right(positions, start - 1)
+        return [self._events[position] for position in positions[first : first + limit]]
+
+    async def last_event_id(self) -> int:
+        self._check_open()
+        return len(self._events)
