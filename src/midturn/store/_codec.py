@@ -10,8 +10,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from midturn.contract._interactions import (
     Event,
     Interaction,
@@ -22,16 +20,20 @@ from midturn.contract._interactions import (
 )
 from midturn.contract._models import AskResult
 from midturn.errors import UsageError
+from midturn.store._base import SessionRecord
 
 __all__ = [
     "NOT_OPEN",
     "check_limit",
     "check_new_interaction",
-    "dump_data",
+    "dump_event",
     "dump_interaction",
+    "dump_session",
     "event_from",
-    "load_data",
+    "interaction_columns",
+    "load_event",
     "load_interaction",
+    "load_session",
     "settled_copy",
     "sort_key_time",
 ]
@@ -40,8 +42,6 @@ NOT_OPEN = (
     "the store is not open; use `async with open_store(url) as store:` "
     "or call `await store.open()` first"
 )
-
-_DATA = TypeAdapter(dict[str, Any])
 
 
 def check_new_interaction(interaction: Interaction) -> None:
@@ -115,16 +115,44 @@ def load_interaction(body: str | bytes) -> Interaction:
     return Interaction.model_validate_json(body)
 
 
-def dump_data(data: dict[str, Any]) -> str:
-    return _DATA.dump_json(data).decode()
-
-
-def load_data(text: str | bytes | None) -> dict[str, Any]:
-    if not text:
-        return {}
-    return _DATA.validate_json(text)
-
-
 def event_from(new: NewEvent, event_id: int) -> Event:
     """The stored form of `new` under the id the store gave it."""
     return Event.model_construct(id=event_id, **new.__dict__)
+
+
+# -- rows for SQL backends (JSON text in and out) -----------------------------------------
+
+
+def interaction_columns(interaction: Interaction) -> dict[str, str | None]:
+    """The filter columns and JSON body of an interaction row. Times are `sort_key_time`
+    text; a backend with real timestamp columns may use the model's datetimes instead."""
+    return {
+        "id": interaction.id,
+        "kind": interaction.kind,
+        "session_id": interaction.session_id,
+        "turn_id": interaction.turn_id,
+        "tool_call_id": interaction.tool_call_id,
+        "status": interaction.status,
+        "created_at": sort_key_time(interaction.created_at),
+        "settled_at": (
+            None if interaction.settled_at is None else sort_key_time(interaction.settled_at)
+        ),
+        "body": dump_interaction(interaction),
+    }
+
+
+def dump_event(new: NewEvent) -> str:
+    """Compact JSON of an event without its id (the store assigns it)."""
+    return new.model_dump_json()
+
+
+def load_event(event_id: int, body: str | bytes) -> Event:
+    return event_from(NewEvent.model_validate_json(body), event_id)
+
+
+def dump_session(session: SessionRecord) -> str:
+    return session.model_dump_json()
+
+
+def load_session(body: str | bytes) -> SessionRecord:
+    return SessionRecord.model_validate_json(body)

@@ -1,0 +1,87 @@
+"""The SQLite schema as numbered migrations (docs/storage.md).
+
+`MIGRATIONS[n - 1]` is migration number `n`. Each is applied once, in order, inside one
+transaction with its row in `midturn_migrations`; a migration is never edited after it
+ships — a change is a new, higher number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["MIGRATIONS", "MIGRATIONS_TABLE", "Migration"]
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+MIGRATIONS_TABLE = """
+CREATE TABLE IF NOT EXISTS midturn_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+)
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "interactions, sessions and the event log",
+        (
+            # `seq` is the rowid: insertion order, the tie-break after created_at. Times
+            # are fixed-width UTC text, so text order is time order. `body` is the whole
+            # interaction as compact JSON; the other columns exist to filter and sort.
+            """
+            CREATE TABLE interactions (
+                seq          INTEGER PRIMARY KEY,
+                id           TEXT NOT NULL UNIQUE,
+                kind         TEXT NOT NULL CHECK (kind IN ('ask', 'permission')),
+                session_id   TEXT NOT NULL,
+                turn_id      TEXT NOT NULL,
+                tool_call_id TEXT,
+                status       TEXT NOT NULL,
+                created_at   TEXT NOT NULL,
+                settled_at   TEXT,
+                body         TEXT NOT NULL,
+                UNIQUE (session_id, tool_call_id)
+            )
+            """,
+            "CREATE INDEX interactions_by_time ON interactions (created_at, seq)",
+            "CREATE INDEX interactions_by_session ON interactions (session_id, created_at, seq)",
+            "CREATE INDEX interactions_by_status ON interactions (status, created_at, seq)",
+            "CREATE INDEX interactions_by_turn ON interactions (turn_id)",
+            # AUTOINCREMENT: ids only grow and are never reused, even after a rollback
+            # or the deletion of the newest row.
+            """
+            CREATE TABLE events (
+                id             INTEGER PRIMARY KEY AUTOINCREMENT,
+                type           TEXT NOT NULL,
+                session_id     TEXT NOT NULL,
+                turn_id        TEXT NOT NULL,
+                interaction_id TEXT,
+                at             TEXT NOT NULL,
+                body           TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX events_by_session ON events (session_id, id)",
+            "CREATE INDEX events_by_interaction ON events (interaction_id)",
+            """
+            CREATE TABLE sessions (
+                seq               INTEGER PRIMARY KEY,
+                id                TEXT NOT NULL UNIQUE,
+                agent_token_hash  TEXT NOT NULL,
+                answer_token_hash TEXT NOT NULL,
+                created_at        TEXT NOT NULL,
+                body              TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX sessions_by_time ON sessions (created_at, seq)",
+            "CREATE INDEX sessions_by_agent_token ON sessions (agent_token_hash)",
+            "CREATE INDEX sessions_by_answer_token ON sessions (answer_token_hash)",
+        ),
+    ),
+)
