@@ -60,15 +60,15 @@ DEFAULT_SQLITE_URL = f"sqlite:///{DEFAULT_SQLITE_PATH}"
 BUSY_TIMEOUT_MS = 30_000
 
 _INSERT_INTERACTION = (
-    "INSERT INTO interactions (id, kind, session_id, turn_id, tool_call_id, status,"
+    "INSERT INTO midturn_interactions (id, kind, session_id, turn_id, tool_call_id, status,"
     " created_at, settled_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_EVENT = (
-    "INSERT INTO events (type, session_id, turn_id, interaction_id, at, body)"
+    "INSERT INTO midturn_events (type, session_id, turn_id, interaction_id, at, body)"
     " VALUES (?, ?, ?, ?, ?, ?)"
 )
 _SETTLE = (
-    "UPDATE interactions SET status = ?, settled_at = ?, body = ?"
+    "UPDATE midturn_interactions SET status = ?, settled_at = ?, body = ?"
     " WHERE id = ? AND status = 'pending'"
 )
 
@@ -168,7 +168,7 @@ class SqliteStore(Store):
                     await db.execute("ROLLBACK")
                 raise
 
-    # -- sessions --------------------------------------------------------------------
+    # -- sessions ----------------------------------------------------------------------
 
     async def create_session(self, session: SessionRecord) -> None:
         params = (
@@ -181,7 +181,7 @@ class SqliteStore(Store):
         async with self._write() as db:
             try:
                 await db.execute(
-                    "INSERT INTO sessions (id, agent_token_hash, answer_token_hash,"
+                    "INSERT INTO midturn_sessions (id, agent_token_hash, answer_token_hash,"
                     " created_at, body) VALUES (?, ?, ?, ?, ?)",
                     params,
                 )
@@ -191,14 +191,14 @@ class SqliteStore(Store):
                 ) from error
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
-        rows = await self._read("SELECT body FROM sessions WHERE id = ?", (session_id,))
+        rows = await self._read("SELECT body FROM midturn_sessions WHERE id = ?", (session_id,))
         return load_session(rows[0][0]) if rows else None
 
     async def list_sessions(self) -> list[SessionRecord]:
-        rows = await self._read("SELECT body FROM sessions ORDER BY created_at, seq")
+        rows = await self._read("SELECT body FROM midturn_sessions ORDER BY created_at, seq")
         return [load_session(row[0]) for row in rows]
 
-    # -- interactions ----------------------------------------------------------------
+    # -- interactions ------------------------------------------------------------------
 
     async def create_interaction(
         self, interaction: Interaction, events: Sequence[NewEvent] = ()
@@ -208,7 +208,8 @@ class SqliteStore(Store):
         async with self._write() as db:
             if interaction.tool_call_id is not None:
                 rows = await db.execute_fetchall(
-                    "SELECT body FROM interactions WHERE session_id = ? AND tool_call_id = ?",
+                    "SELECT body FROM midturn_interactions"
+                    " WHERE session_id = ? AND tool_call_id = ?",
                     (interaction.session_id, interaction.tool_call_id),
                 )
                 if rows:
@@ -225,12 +226,14 @@ class SqliteStore(Store):
         return interaction, True, appended
 
     async def get_interaction(self, interaction_id: str) -> Interaction | None:
-        rows = await self._read("SELECT body FROM interactions WHERE id = ?", (interaction_id,))
+        rows = await self._read(
+            "SELECT body FROM midturn_interactions WHERE id = ?", (interaction_id,)
+        )
         return load_interaction(rows[0][0]) if rows else None
 
     async def find_by_tool_call(self, session_id: str, tool_call_id: str) -> Interaction | None:
         rows = await self._read(
-            "SELECT body FROM interactions WHERE session_id = ? AND tool_call_id = ?",
+            "SELECT body FROM midturn_interactions WHERE session_id = ? AND tool_call_id = ?",
             (session_id, tool_call_id),
         )
         return load_interaction(rows[0][0]) if rows else None
@@ -249,7 +252,7 @@ class SqliteStore(Store):
         async with self._write() as db:
             rows = list(
                 await db.execute_fetchall(
-                    "SELECT body FROM interactions WHERE id = ?", (interaction_id,)
+                    "SELECT body FROM midturn_interactions WHERE id = ?", (interaction_id,)
                 )
             )
             if not rows:
@@ -296,7 +299,7 @@ class SqliteStore(Store):
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(value)
-        sql = "SELECT body FROM interactions"
+        sql = "SELECT body FROM midturn_interactions"
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
         sql += " ORDER BY created_at, seq"
@@ -305,7 +308,7 @@ class SqliteStore(Store):
             params.append(limit)
         return [load_interaction(row[0]) for row in await self._read(sql, params)]
 
-    # -- events ----------------------------------------------------------------------
+    # -- events ------------------------------------------------------------------------
 
     def _announce(self, appended: tuple[Event, ...]) -> None:
         if appended:
@@ -326,17 +329,19 @@ class SqliteStore(Store):
         check_limit(limit)
         if session_id is None:
             rows = await self._read(
-                "SELECT id, body FROM events WHERE id > ? ORDER BY id LIMIT ?", (after_id, limit)
+                "SELECT id, body FROM midturn_events WHERE id > ? ORDER BY id LIMIT ?",
+                (after_id, limit),
             )
         else:
             rows = await self._read(
-                "SELECT id, body FROM events WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
+                "SELECT id, body FROM midturn_events"
+                " WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
                 (session_id, after_id, limit),
             )
         return [load_event(row[0], row[1]) for row in rows]
 
     async def last_event_id(self) -> int:
-        rows = await self._read("SELECT coalesce(max(id), 0) FROM events")
+        rows = await self._read("SELECT coalesce(max(id), 0) FROM midturn_events")
         return int(rows[0][0])
 
 

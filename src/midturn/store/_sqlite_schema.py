@@ -36,7 +36,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             # are fixed-width UTC text, so text order is time order. `body` is the whole
             # interaction as compact JSON; the other columns exist to filter and sort.
             """
-            CREATE TABLE interactions (
+            CREATE TABLE midturn_interactions (
                 seq          INTEGER PRIMARY KEY,
                 id           TEXT NOT NULL UNIQUE,
                 kind         TEXT NOT NULL CHECK (kind IN ('ask', 'permission')),
@@ -50,14 +50,20 @@ MIGRATIONS: tuple[Migration, ...] = (
                 UNIQUE (session_id, tool_call_id)
             )
             """,
-            "CREATE INDEX interactions_by_time ON interactions (created_at, seq)",
-            "CREATE INDEX interactions_by_session ON interactions (session_id, created_at, seq)",
-            "CREATE INDEX interactions_by_status ON interactions (status, created_at, seq)",
-            "CREATE INDEX interactions_by_turn ON interactions (turn_id)",
+            "CREATE INDEX midturn_interactions_by_time ON midturn_interactions (created_at, seq)",
+            """
+            CREATE INDEX midturn_interactions_by_session
+                ON midturn_interactions (session_id, created_at, seq)
+            """,
+            """
+            CREATE INDEX midturn_interactions_by_status
+                ON midturn_interactions (status, created_at, seq)
+            """,
+            "CREATE INDEX midturn_interactions_by_turn ON midturn_interactions (turn_id)",
             # AUTOINCREMENT: ids only grow and are never reused, even after a rollback
             # or the deletion of the newest row.
             """
-            CREATE TABLE events (
+            CREATE TABLE midturn_events (
                 id             INTEGER PRIMARY KEY AUTOINCREMENT,
                 type           TEXT NOT NULL,
                 session_id     TEXT NOT NULL,
@@ -67,10 +73,10 @@ MIGRATIONS: tuple[Migration, ...] = (
                 body           TEXT NOT NULL
             )
             """,
-            "CREATE INDEX events_by_session ON events (session_id, id)",
-            "CREATE INDEX events_by_interaction ON events (interaction_id)",
+            "CREATE INDEX midturn_events_by_session ON midturn_events (session_id, id)",
+            "CREATE INDEX midturn_events_by_interaction ON midturn_events (interaction_id)",
             """
-            CREATE TABLE sessions (
+            CREATE TABLE midturn_sessions (
                 seq               INTEGER PRIMARY KEY,
                 id                TEXT NOT NULL UNIQUE,
                 agent_token_hash  TEXT NOT NULL,
@@ -79,9 +85,9 @@ MIGRATIONS: tuple[Migration, ...] = (
                 body              TEXT NOT NULL
             )
             """,
-            "CREATE INDEX sessions_by_time ON sessions (created_at, seq)",
-            "CREATE INDEX sessions_by_agent_token ON sessions (agent_token_hash)",
-            "CREATE INDEX sessions_by_answer_token ON sessions (answer_token_hash)",
+            "CREATE INDEX midturn_sessions_by_time ON midturn_sessions (created_at, seq)",
+            "CREATE INDEX midturn_sessions_by_agent_token ON midturn_sessions (agent_token_hash)",
+            "CREATE INDEX midturn_sessions_by_answer_token ON midturn_sessions (answer_token_hash)",
         ),
     ),
 )
