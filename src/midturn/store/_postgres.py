@@ -1,0 +1,459 @@
+"""The PostgreSQL store (`postgresql://…`): one database shared by several gateway
+replicas behind a load balancer (docs/replicas.md).
+
+URL: `postgresql://user[:password]@host[:port]/database`, plus these query parameters,
+which midturn takes for itself (any other is passed on to asyncpg):
+
+- `schema=NAME` — keep midturn's tables in schema NAME (created if missing; it becomes
+  the connections' search_path). Isolates deployments, and tests, in one database.
+- `pool_min=N`, `pool_max=N` — the connection pool's bounds (defaults 1 and 10).
+
+How it stays correct with many processes:
+
+- Settling is a compare-and-set, `UPDATE … WHERE id = $1 AND status = 'pending'
+  RETURNING …`, in the same transaction as the inserts of its events. PostgreSQL locks
+  the row for the first updater; every other waits, re-reads the row, finds it settled
+  and updates nothing. Exactly one wins.
+- Event ids come from an identity column, and a sequence hands out values when they are
+  asked for, not when their transaction commits: without care, a transaction holding id
+  7 could commit after one holding id 8, and a reader that had already moved past 8 would
+  never see 7. So every append first takes a transaction-level advisory lock (one key
+  per schema) and inserts its events under it; the lock is released only when that
+  transaction has committed (or rolled back). Appends are thereby serialized, ids are
+  committed in the order they were handed out, and "every event with id > N" is a safe
+  way to read on. The lock is the last one an append takes and is held only for the
+  event insert and the commit, so appends stay short and cannot deadlock.
+- Each append also runs `NOTIFY midturn_events` in its transaction (delivered at
+  commit) with the payload `<last id>:<origin>:<schema>`. Every store object LISTENs on
+  a dedicated connection (`_postgres_listen.py`) and calls `_notify(last id)` for the
+  appends of other store objects — other replicas — in its schema. Its own appends it
+  announces directly after commit. Listeners hear ids in increasing order.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import asyncpg
+
+from midturn.contract._interactions import (
+    Event,
+    Interaction,
+    InteractionKind,
+    InteractionStatus,
+    NewEvent,
+    PermissionDecision,
+)
+from midturn.contract._models import AskResult
+from midturn.errors import NotFound, UsageError
+from midturn.store._base import SessionRecord, Settle, Store
+from midturn.store._codec import (
+    NOT_OPEN,
+    check_limit,
+    check_new_interaction,
+    dump_event,
+    dump_session,
+    event_from,
+    interaction_columns,
+    load_event,
+    load_interaction,
+    load_session,
+    settled_copy,
+    sort_key_time,
+)
+from midturn.store._postgres_listen import Listener
+from midturn.store._postgres_schema import advisory_key, migrate, quote_ident
+
+__all__ = ["CHANNEL", "PostgresStore"]
+
+CHANNEL = "midturn_events"
+
+_OWN_PARAMETERS = ("schema", "pool_min", "pool_max")
+
+_INSERT_EVENTS = """
+INSERT INTO midturn_events (type, session_id, turn_id, interaction_id, body)
+SELECT type, session_id, turn_id, interaction_id, body
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
+    WITH ORDINALITY AS new (type, session_id, turn_id, interaction_id, body, position)
+ORDER BY position
+RETURNING id
+"""
+
+
+class PostgresStore(Store):
+    """A store in a PostgreSQL database, safe to share between processes."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.url = url
+        self._dsn, self._schema, self._pool_min, self._pool_max = _parse_url(url)
+        self._lock_key = advisory_key("events", self._schema or "")
+        # Which store object sent a notification: its own are skipped by its listener.
+        self._origin = uuid.uuid4().hex[:12]
+        self._pool: Any = None
+        self._listener: Listener | None = None
+        self._heard = 0
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def open(self) -> None:
+        if self._pool is not None:
+            return
+        settings = {"application_name": "midturn"}
+        if self._schema is not None:
+            settings["search_path"] = quote_ident(self._schema)
+        try:
+            pool = await asyncpg.create_pool(
+                self._dsn,
+                min_size=self._pool_min,
+                max_size=self._pool_max,
+                server_settings=settings,
+            )
+        except (OSError, asyncpg.PostgresError) as error:
+            raise UsageError(
+                f"cannot connect to PostgreSQL at {_redact(self.url)}: {error}. Check that "
+                "the server is running and that the URL's user, host, port and database "
+                "are right"
+            ) from error
+        try:
+            async with pool.acquire() as connection:
+                await migrate(connection, self._schema)
+                self._heard = await self._last_id(connection)
+            listener = Listener(
+                self._dsn,
+                CHANNEL,
+                on_payload=self._on_payload,
+                on_reconnect=self._catch_up,
+                application_name=f"midturn-listener {self._schema or ''}",
+            )
+            await listener.start()
+        except BaseException:
+            await pool.close()
+            raise
+        self._pool, self._listener = pool, listener
+
+    async def aclose(self) -> None:
+        listener, self._listener = self._listener, None
+        pool, self._pool = self._pool, None
+        if listener is not None:
+            await listener.stop()
+        if pool is not None:
+            await pool.close()
+
+    async def schema_version(self) -> int:
+        version = await self._db().fetchval("SELECT max(version) FROM midturn_migrations")
+        return int(version or 0)
+
+    @property
+    def listener_pid(self) -> int | None:
+        """The server process id of this store's notification connection (for
+        operators and tests), or None while it is reconnecting or the store is closed."""
+        return None if self._listener is None else self._listener.pid
+
+    def _db(self) -> Any:
+        if self._pool is None:
+            raise UsageError(NOT_OPEN)
+        return self._pool
+
+    # -- notifications ---------------------------------------------------------------
+
+    def _heard_up_to(self, last_event_id: int) -> None:
+        """Tell the listeners about `last_event_id` unless they have heard of it (or of a
+        newer id) already, so they hear ids in increasing order."""
+        if last_event_id > self._heard:
+            self._heard = last_event_id
+            self._notify(last_event_id)
+
+    def _on_payload(self, payload: str) -> None:
+        text_id, _, rest = payload.partition(":")
+        origin, _, schema = rest.partition(":")
+        if origin == self._origin or schema != (self._schema or ""):
+            return
+        try:
+            last_event_id = int(text_id)
+        except ValueError:
+            return  # not one of ours
+        self._heard_up_to(last_event_id)
+
+    async def _catch_up(self) -> None:
+        """After the notification connection came back: whatever was appended while it
+        was down is in the log, so point the readers at its end."""
+        self._heard_up_to(await self.last_event_id())
+
+    async def _append(self, connection: Any, events: Sequence[NewEvent]) -> tuple[Event, ...]:
+        """Insert `events` inside the caller's transaction, under the append lock, and
+        queue the notification for its commit. The caller announces the events locally
+        (`_heard_up_to`) once the transaction has committed."""
+        if not events:
+            return ()
+        await connection.execute("SELECT pg_advisory_xact_lock($1)", self._lock_key)
+        rows = await connection.fetch(
+            _INSERT_EVENTS,
+            [new.type for new in events],
+            [new.session_id for new in events],
+            [new.turn_id for new in events],
+            [new.interaction_id for new in events],
+            [dump_event(new) for new in events],
+        )
+        ids = sorted(row["id"] for row in rows)
+        await connection.execute(
+            "SELECT pg_notify($1, $2)", CHANNEL, f"{ids[-1]}:{self._origin}:{self._schema or ''}"
+        )
+        return tuple(event_from(new, event_id) for new, event_id in zip(events, ids, strict=True))
+
+    # -- sessions --------------------------------------------------------------------
+
+    async def create_session(self, session: SessionRecord) -> None:
+        created = await self._db().fetchval(
+            """
+            INSERT INTO midturn_sessions
+                (id, agent_token_hash, answer_token_hash, created_at, body)
+            VALUES ($1, $2, $3, $4, $5)
+            ON CONFLICT (id) DO NOTHING
+            RETURNING seq
+            """,
+            session.id,
+            session.agent_token_hash,
+            session.answer_token_hash,
+            sort_key_time(session.created_at),
+            dump_session(session),
+        )
+        if created is None:
+            raise UsageError(f"a session with id {session.id!r} already exists; choose another id")
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        body = await self._db().fetchval(
+            "SELECT body FROM midturn_sessions WHERE id = $1", session_id
+        )
+        return None if body is None else load_session(body)
+
+    async def list_sessions(self) -> list[SessionRecord]:
+        rows = await self._db().fetch("SELECT body FROM midturn_sessions ORDER BY created_at, seq")
+        return [load_session(row["body"]) for row in rows]
+
+    # -- interactions ----------------------------------------------------------------
+
+    async def create_interaction(
+        self, interaction: Interaction, events: Sequence[NewEvent] = ()
+    ) -> tuple[Interaction, bool, tuple[Event, ...]]:
+        pool = self._db()
+        check_new_interaction(interaction)
+        columns = interaction_columns(interaction)
+        async with pool.acquire() as connection, connection.transaction():
+            # DO NOTHING on either unique key: a concurrent insert of the same key makes
+            # this wait for that transaction, then the reads below see its row.
+            inserted = await connection.fetchval(
+                """
+                INSERT INTO midturn_interactions
+                    (id, kind, session_id, turn_id, tool_call_id, status, created_at,
+                     settled_at, body)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                ON CONFLICT DO NOTHING
+                RETURNING seq
+                """,
+                *columns.values(),
+            )
+            if inserted is None:
+                if interaction.tool_call_id is not None:
+                    existing = await connection.fetchval(
+                        "SELECT body FROM midturn_interactions "
+                        "WHERE session_id = $1 AND tool_call_id = $2",
+                        interaction.session_id,
+                        interaction.tool_call_id,
+                    )
+                    if existing is not None:
+                        return load_interaction(existing), False, ()
+                raise UsageError(
+                    f"an interaction with id {interaction.id!r} already exists; "
+                    "give each interaction a fresh id"
+                )
+            appended = await self._append(connection, events)
+        if appended:
+            self._heard_up_to(appended[-1].id)
+        return interaction, True, appended
+
+    async def get_interaction(self, interaction_id: str) -> Interaction | None:
+        body = await self._db().fetchval(
+            "SELECT body FROM midturn_interactions WHERE id = $1", interaction_id
+        )
+        return None if body is None else load_interaction(body)
+
+    async def find_by_tool_call(self, session_id: str, tool_call_id: str) -> Interaction | None:
+        body = await self._db().fetchval(
+            "SELECT body FROM midturn_interactions WHERE session_id = $1 AND tool_call_id = $2",
+            session_id,
+            tool_call_id,
+        )
+        return None if body is None else load_interaction(body)
+
+    async def settle(
+        self,
+        interaction_id: str,
+        *,
+        status: InteractionStatus,
+        result: AskResult | None = None,
+        decision: PermissionDecision | None = None,
+        settled_by: str | None = None,
+        settled_at: datetime | None = None,
+        events: Sequence[NewEvent] = (),
+    ) -> Settle:
+        current = await self.get_interaction(interaction_id)
+        if current is None:
+            raise NotFound(f"no interaction with id {interaction_id!r} in this store")
+        settled = settled_copy(
+            current,
+            status=status,
+            result=result,
+            decision=decision,
+            settled_by=settled_by,
+            settled_at=settled_at,
+        )
+        if current.status != "pending":
+            return Settle(interaction=current, won=False)
+        columns = interaction_columns(settled)
+        async with self._db().acquire() as connection, connection.transaction():
+            won = await connection.fetchval(
+                """
+                UPDATE midturn_interactions SET status = $2, settled_at = $3, body = $4
+                WHERE id = $1 AND status = 'pending'
+                RETURNING true
+                """,
+                interaction_id,
+                columns["status"],
+                columns["settled_at"],
+                columns["body"],
+            )
+            if not won:
+                # Another settle committed first; this read sees its row.
+                body = await connection.fetchval(
+                    "SELECT body FROM midturn_interactions WHERE id = $1", interaction_id
+                )
+                return Settle(interaction=load_interaction(body), won=False)
+            appended = await self._append(connection, events)
+        if appended:
+            self._heard_up_to(appended[-1].id)
+        return Settle(interaction=settled, won=True, events=appended)
+
+    async def list_interactions(
+        self,
+        *,
+        session_id: str | None = None,
+        turn_id: str | None = None,
+        status: InteractionStatus | None = None,
+        kind: InteractionKind | None = None,
+        limit: int | None = None,
+    ) -> list[Interaction]:
+        pool = self._db()
+        check_limit(limit)
+        where: list[str] = []
+        arguments: list[object] = []
+        for column, value in (
+            ("session_id", session_id),
+            ("turn_id", turn_id),
+            ("status", status),
+            ("kind", kind),
+        ):
+            if value is not None:
+                arguments.append(value)
+                where.append(f"{column} = ${len(arguments)}")
+        query = "SELECT body FROM midturn_interactions"
+        if where:
+            query += " WHERE " + " AND ".join(where)
+        query += " ORDER BY created_at, seq"
+        if limit is not None:
+            arguments.append(limit)
+            query += f" LIMIT ${len(arguments)}"
+        rows = await pool.fetch(query, *arguments)
+        return [load_interaction(row["body"]) for row in rows]
+
+    # -- events ----------------------------------------------------------------------
+
+    async def append_events(self, events: Sequence[NewEvent]) -> tuple[Event, ...]:
+        pool = self._db()
+        if not events:
+            return ()
+        async with pool.acquire() as connection, connection.transaction():
+            appended = await self._append(connection, events)
+        self._heard_up_to(appended[-1].id)
+        return appended
+
+    async def read_events(
+        self, after_id: int = 0, *, session_id: str | None = None, limit: int = 1000
+    ) -> list[Event]:
+        pool = self._db()
+        check_limit(limit)
+        if session_id is None:
+            rows = await pool.fetch(
+                "SELECT id, body FROM midturn_events WHERE id > $1 ORDER BY id LIMIT $2",
+                after_id,
+                limit,
+            )
+        else:
+            rows = await pool.fetch(
+                "SELECT id, body FROM midturn_events WHERE session_id = $1 AND id > $2 "
+                "ORDER BY id LIMIT $3",
+                session_id,
+                after_id,
+                limit,
+            )
+        return [load_event(row["id"], row["body"]) for row in rows]
+
+    async def last_event_id(self) -> int:
+        return await self._last_id(self._db())
+
+    @staticmethod
+    async def _last_id(connection: Any) -> int:
+        return int(await connection.fetchval("SELECT coalesce(max(id), 0) FROM midturn_events"))
+
+
+def _parse_url(url: str) -> tuple[str, str | None, int, int]:
+    """Split midturn's own query parameters off `url`: `(dsn for asyncpg, schema,
+    pool_min, pool_max)`."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("postgresql", "postgres"):
+        raise UsageError(f"PostgresStore needs a postgresql:// URL, got {_redact(url)!r}")
+    own: dict[str, str] = {}
+    passed: list[tuple[str, str]] = []
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        if key in _OWN_PARAMETERS:
+            own[key] = value
+        else:
+            passed.append((key, value))
+    schema = own.get("schema")
+    if schema is not None and not 0 < len(schema.encode()) <= 63:
+        raise UsageError(
+            f"schema name {schema!r} must be 1 to 63 bytes long; pick a shorter ?schema= value"
+        )
+    pool_min = _pool_size(own, "pool_min", 1)
+    pool_max = _pool_size(own, "pool_max", 10)
+    if pool_min > pool_max:
+        raise UsageError(
+            f"pool_min={pool_min} is above pool_max={pool_max}; make pool_min at most pool_max"
+        )
+    dsn = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(passed), parts.fragment))
+    return dsn, schema, pool_min, pool_max
+
+
+def _pool_size(own: dict[str, str], key: str, default: int) -> int:
+    text = own.get(key)
+    if text is None:
+        return default
+    if not text.isdigit() or (key == "pool_max" and int(text) < 1):
+        raise UsageError(
+            f"{key}={text!r} in the store URL is not a valid pool size; use a whole number"
+            + (" of at least 1" if key == "pool_max" else "")
+        )
+    return int(text)
+
+
+def _redact(url: str) -> str:
+    """`url` without its password, for messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))

@@ -1,0 +1,149 @@
+"""The PostgreSQL schema as numbered migrations, and the code that applies them.
+
+`MIGRATIONS[n - 1]` is migration number `n`. Each is applied once, in order, in one
+transaction together with its row in `midturn_migrations`; a migration is never edited
+after it ships — a change is a new, higher number.
+
+Several replicas may start at the same moment on one database. `migrate` therefore holds
+a transaction-level advisory lock (one key per schema) from before it creates the schema
+until its transaction commits: the first replica migrates, the others wait on the lock,
+then find every version applied and do nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from midturn.errors import UsageError
+
+__all__ = ["MIGRATIONS", "Migration", "advisory_key", "migrate", "quote_ident"]
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+MIGRATIONS_TABLE = """
+CREATE TABLE IF NOT EXISTS midturn_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL,
+    applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+)
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "interactions, sessions and the event log",
+        (
+            # `seq` is insertion order, the tie-break after created_at. Times are
+            # fixed-width UTC text (`sort_key_time`), so text order is time order, as in
+            # the SQLite store. `body` is the whole interaction as compact JSON; the other
+            # columns exist to filter and sort.
+            """
+            CREATE TABLE midturn_interactions (
+                seq          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                id           TEXT NOT NULL UNIQUE,
+                kind         TEXT NOT NULL CHECK (kind IN ('ask', 'permission')),
+                session_id   TEXT NOT NULL,
+                turn_id      TEXT NOT NULL,
+                tool_call_id TEXT,
+                status       TEXT NOT NULL,
+                created_at   TEXT NOT NULL,
+                settled_at   TEXT,
+                body         TEXT NOT NULL,
+                UNIQUE (session_id, tool_call_id)
+            )
+            """,
+            "CREATE INDEX midturn_interactions_by_time ON midturn_interactions (created_at, seq)",
+            """
+            CREATE INDEX midturn_interactions_by_session
+                ON midturn_interactions (session_id, created_at, seq)
+            """,
+            """
+            CREATE INDEX midturn_interactions_pending
+                ON midturn_interactions (created_at, seq) WHERE status = 'pending'
+            """,
+            "CREATE INDEX midturn_interactions_by_turn ON midturn_interactions (turn_id)",
+            # Event ids come from an identity column, but every append takes the store's
+            # append lock first (see _postgres.py), so ids are handed out and committed
+            # in the same order: a reader that has seen id N has seen every id below N.
+            """
+            CREATE TABLE midturn_events (
+                id             BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                type           TEXT NOT NULL,
+                session_id     TEXT NOT NULL,
+                turn_id        TEXT NOT NULL,
+                interaction_id TEXT,
+                body           TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX midturn_events_by_session ON midturn_events (session_id, id)",
+            """
+            CREATE TABLE midturn_sessions (
+                seq               BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                id                TEXT NOT NULL UNIQUE,
+                agent_token_hash  TEXT NOT NULL,
+                answer_token_hash TEXT NOT NULL,
+                created_at        TEXT NOT NULL,
+                body              TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX midturn_sessions_by_time ON midturn_sessions (created_at, seq)",
+        ),
+    ),
+)
+
+
+def quote_ident(name: str) -> str:
+    """`name` as a quoted SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def advisory_key(purpose: str, schema: str) -> int:
+    """A stable signed 64-bit advisory-lock key for one purpose in one schema, the same in
+    every process (Python's `hash()` is salted per process, so it cannot serve)."""
+    digest = hashlib.blake2b(f"midturn:{purpose}:{schema}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+async def migrate(connection: Any, schema: str | None) -> int:
+    """Create `schema` if it is missing and apply every pending migration in it (or in
+    the first schema of the connection's search_path). Returns the newest version.
+
+    `connection` is an asyncpg connection whose search_path starts with `schema`.
+    """
+    async with connection.transaction():
+        await connection.execute(
+            "SELECT pg_advisory_xact_lock($1)", advisory_key("migrate", schema or "")
+        )
+        if schema is not None:
+            await connection.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_ident(schema)}")
+        await connection.execute(MIGRATIONS_TABLE)
+        applied = {
+            row["version"]
+            for row in await connection.fetch("SELECT version FROM midturn_migrations")
+        }
+        newest_known = MIGRATIONS[-1].version
+        if applied and max(applied) > newest_known:
+            raise UsageError(
+                f"the database schema is at version {max(applied)}, newer than this midturn "
+                f"knows (up to {newest_known}); upgrade midturn on this machine to the "
+                "version the other replicas run"
+            )
+        for migration in MIGRATIONS:
+            if migration.version in applied:
+                continue
+            for statement in migration.statements:
+                await connection.execute(statement)
+            await connection.execute(
+                "INSERT INTO midturn_migrations (version, name) VALUES ($1, $2)",
+                migration.version,
+                migration.name,
+            )
+        return newest_known
