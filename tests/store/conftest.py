@@ -44,6 +44,17 @@ class Backend:
         """An unopened store on this test's data."""
         return open_store(self.url)
 
+    async def raw_bytes(self) -> bytes | None:
+        """Everything the backend has written for this test, as raw bytes (the files of
+        SQLite, every row of every table of the PostgreSQL schema), or None for memory."""
+        if self.file is not None:
+            return b"".join(
+                path.read_bytes() for path in self.file.parent.iterdir() if path.is_file()
+            )
+        if self.name == "postgres":
+            return await _postgres_rows(self.url)
+        return None
+
 
 def _sqlite_url(tmp_path: Path, test_name: str) -> str:
     return f"sqlite:///{tmp_path / 'data' / 'midturn.db'}"
@@ -81,6 +92,26 @@ def _check_available(name: str) -> None:
         _skip_or_fail(f"the {name} store (midturn.store.{module}) is not written yet")
     if name == "postgres" and not _postgres_reachable():
         _skip_or_fail("no PostgreSQL server on 127.0.0.1:5432")
+
+
+async def _postgres_rows(url: str) -> bytes:
+    import asyncpg  # type: ignore[import-untyped]
+
+    base, _, schema = url.partition("?schema=")
+    connection = await asyncpg.connect(base)
+    try:
+        tables = await connection.fetch(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = $1", schema
+        )
+        rows = [
+            row[0]
+            for table in tables
+            for row in await connection.fetch(f'SELECT t::text FROM "{schema}"."{table[0]}" AS t')
+        ]
+    finally:
+        await connection.close()
+    assert tables, f"no tables in schema {schema!r}"
+    return "\n".join(rows).encode()
 
 
 async def _drop_schema(url: str) -> None:

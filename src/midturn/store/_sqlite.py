@@ -112,11 +112,11 @@ class SqliteStore(Store):
     async def open(self) -> None:
         if self._db is not None:
             return
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             db = await aiosqlite.connect(self.path, isolation_level=None, cached_statements=256)
-        except sqlite3.Error as error:
+        except (OSError, sqlite3.Error) as error:
             raise UsageError(
                 f"cannot open the SQLite file {self.path!r} ({error}); check the path in "
                 f"{self.url!r} and that this process may write there"

@@ -1,0 +1,177 @@
+"""What the SQLite store promises beyond the conformance suite: its URLs, the file it
+makes, recorded migrations, and one winner when several OS processes settle at once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from midturn.contract._interactions import Interaction
+from midturn.errors import UsageError
+from midturn.store import open_store
+from midturn.store._sqlite import sqlite_path
+from midturn.store._sqlite_schema import MIGRATIONS
+
+WORKER = Path(__file__).with_name("_settle_worker.py")
+
+
+def pending_ask(interaction_id: str = "i1") -> Interaction:
+    return Interaction(id=interaction_id, kind="ask", session_id="s1", turn_id="t1")
+
+
+@pytest.mark.parametrize(
+    ("url", "path"),
+    [
+        ("sqlite:///data/midturn.db", "data/midturn.db"),
+        ("sqlite:////var/lib/midturn/midturn.db", "/var/lib/midturn/midturn.db"),
+        ("sqlite://", ".midturn/midturn.db"),
+        ("sqlite:///", ".midturn/midturn.db"),
+        ("sqlite:///my%20data/m.db", "my data/m.db"),
+        ("sqlite:///:memory:", ":memory:"),
+    ],
+)
+def test_url_paths(url: str, path: str) -> None:
+    assert sqlite_path(url) == path
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("sqlite://host/x.db", "three slashes"),
+        ("sqlite:///x.db?mode=ro", "no query"),
+        ("sqlite3:///x.db", "unknown store scheme"),
+    ],
+)
+def test_bad_urls_say_what_to_write(url: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        open_store(url)
+
+
+async def test_a_relative_path_is_made_under_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    async with open_store("sqlite://") as store:
+        await store.create_interaction(pending_ask())
+    assert (tmp_path / ".midturn" / "midturn.db").is_file()
+
+    async with open_store("sqlite:///nested/deeper/x.db") as store:
+        assert await store.get_interaction("i1") is None
+    assert (tmp_path / "nested" / "deeper" / "x.db").is_file()
+
+
+async def test_an_unwritable_location_is_a_usage_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(UsageError, match="cannot open the SQLite file"):
+        await open_store(f"sqlite:///{blocker}/midturn.db").open()
+
+
+async def test_migrations_are_recorded_once_and_the_file_is_in_wal_mode(tmp_path: Path) -> None:
+    file = tmp_path / "m.db"
+    for _ in range(3):
+        async with open_store(f"sqlite:///{file}") as store:
+            assert await store.schema_version() == len(MIGRATIONS)
+
+    with sqlite3.connect(file) as db:
+        rows = db.execute("SELECT version, name, applied_at FROM midturn_migrations").fetchall()
+        mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+    db.close()
+    assert [(version, name) for version, name, _ in rows] == [
+        (migration.version, migration.name) for migration in MIGRATIONS
+    ]
+    assert all(applied_at.endswith("Z") for _, _, applied_at in rows)
+    assert mode == "wal"
+
+
+async def test_a_file_from_a_newer_midturn_is_refused_untouched(tmp_path: Path) -> None:
+    file = tmp_path / "m.db"
+    async with open_store(f"sqlite:///{file}"):
+        pass
+    with sqlite3.connect(file) as db:
+        db.execute(
+            "INSERT INTO midturn_migrations VALUES (?, 'from the future', 'x')",
+            (len(MIGRATIONS) + 1,),
+        )
+    db.close()
+
+    with pytest.raises(UsageError, match="upgrade midturn"):
+        await open_store(f"sqlite:///{file}").open()
+    with sqlite3.connect(file) as db:
+        assert db.execute("SELECT count(*) FROM midturn_migrations").fetchone()[0] == 2
+    db.close()
+
+
+async def test_two_store_objects_on_one_file_settle_once(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    async with open_store(url) as first, open_store(url) as second:
+        await first.create_interaction(pending_ask())
+        outcomes = await asyncio.gather(
+            *(
+                store.settle("i1", status="cancelled", settled_by=f"{name}-{n}")
+                for n in range(10)
+                for name, store in (("first", first), ("second", second))
+            )
+        )
+        assert sum(outcome.won for outcome in outcomes) == 1
+        assert len({outcome.interaction.settled_by for outcome in outcomes}) == 1
+        assert await second.get_interaction("i1") == await first.get_interaction("i1")
+
+
+async def _start_worker(url: str, name: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(WORKER),
+        url,
+        "i1",
+        name,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+
+
+async def test_of_several_processes_settling_one_interaction_exactly_one_wins(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    async with open_store(url) as store:
+        await store.create_interaction(pending_ask())
+
+    names = [f"process-{n}" for n in range(4)]
+    workers = [await _start_worker(url, name) for name in names]
+    try:
+        for worker in workers:  # every worker has its store open
+            assert worker.stdout is not None
+            line = await asyncio.wait_for(worker.stdout.readline(), timeout=60)
+            assert line == b"ready\n", (await worker.communicate())[1].decode()
+        for worker in workers:  # the starting gun
+            assert worker.stdin is not None
+            worker.stdin.write(b"go\n")
+            await worker.stdin.drain()
+        outputs = await asyncio.wait_for(
+            asyncio.gather(*(worker.communicate() for worker in workers)), timeout=60
+        )
+    finally:
+        for worker in workers:
+            if worker.returncode is None:
+                worker.kill()
+                await worker.wait()
+
+    assert [worker.returncode for worker in workers] == [0] * len(workers), outputs
+    reports = [json.loads(stdout) for stdout, _ in outputs]
+    winners = [name for name, report in zip(names, reports, strict=True) if report["won"]]
+    assert len(winners) == 1
+    assert all(report["settled_by"] == winners[0] for report in reports)
+    assert sum(len(report["events"]) for report in reports) == 1
+
+    async with open_store(url) as store:
+        settled = await store.get_interaction("i1")
+        events = await store.read_events()
+    assert settled is not None and settled.settled_by == winners[0]
+    assert [event.data["by"] for event in events] == winners
