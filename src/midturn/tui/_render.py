@@ -1,0 +1,243 @@
+"""Draw the picker as lines of styled text for a given width. Pure: no terminal.
+
+Every line is a list of `(style, text)` fragments no wider than the width it was drawn
+for; words wrap at spaces and are split only when a single word is wider than a line.
+All model text is sanitized here, on its way to the screen.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from prompt_toolkit.utils import get_cwidth
+
+from midturn.tui._sanitize import sanitize
+from midturn.tui._state import PickerState
+
+__all__ = ["Fragment", "Line", "block", "plain", "render_picker", "text_width", "wrap_runs"]
+
+Fragment = tuple[str, str]
+Line = list[Fragment]
+
+_TOKENS = re.compile(r"\n|[^\S\n]+|[^\s]+")
+MIN_WIDTH = 16
+
+
+def text_width(text: str) -> int:
+    """Columns `text` takes on a terminal (wide characters count two)."""
+    return sum(get_cwidth(char) for char in text)
+
+
+def plain(lines: Iterable[Line]) -> str:
+    """The lines as the text a person sees, one per row."""
+    return "\n".join("".join(text for _, text in line) for line in lines)
+
+
+def _split_word(word: str, width: int) -> list[str]:
+    chunks, current, used = [], "", 0
+    for char in word:
+        w = get_cwidth(char)
+        if used + w > width and current:
+            chunks.append(current)
+            current, used = "", 0
+        current += char
+        used += w
+    chunks.append(current)
+    return chunks
+
+
+def wrap_runs(runs: Sequence[Fragment], width: int) -> list[Line]:
+    """Wrap styled runs of text to `width` columns. Runs of spaces collapse to one;
+    `\\n` starts a new line."""
+    width = max(width, 1)
+    lines: list[Line] = []
+    line: Line = []
+    used = 0
+    gap = False
+    for style, text in runs:
+        for token in _TOKENS.findall(text):
+            if token == "\n":
+                lines.append(line)
+                line, used, gap = [], 0, False
+                continue
+            if token.isspace():
+                gap = used > 0
+                continue
+            need = text_width(token) + (1 if gap else 0)
+            if used + need <= width:
+                if gap:
+                    line.append((style, " "))
+                line.append((style, token))
+                used += need
+            else:
+                if line:
+                    lines.append(line)
+                line, used = [], 0
+                for chunk in _split_word(token, width):
+                    if used:
+                        lines.append(line)
+                        line, used = [], 0
+                    line.append((style, chunk))
+                    used = text_width(chunk)
+            gap = False
+    lines.append(line)
+    return lines
+
+
+def block(prefix: Line, runs: Sequence[Fragment], width: int) -> list[Line]:
+    """`runs` wrapped beside `prefix`, continuation lines indented under the text."""
+    indent = sum(text_width(text) for _, text in prefix)
+    if width - indent < MIN_WIDTH // 2:
+        indent = 0
+        prefix = [(style, text) for style, text in prefix if text.strip()]
+        body = wrap_runs([*prefix, ("", " "), *runs], width)
+        return body
+    wrapped = wrap_runs(runs, width - indent)
+    out = [[*prefix, *wrapped[0]]]
+    out.extend([("", " " * indent), *rest] for rest in wrapped[1:])
+    return out
+
+
+def _chip(state: PickerState) -> list[Fragment]:
+    question = state.question
+    runs: list[Fragment] = [("class:chip", f" {sanitize(question.header, multiline=False)} ")]
+    if state.multi_question:
+        runs.append(("class:progress", f"  {state.index + 1}/{len(state.ask.questions)}"))
+    if question.multi:
+        runs.append(("class:hint", "  choose any"))
+    return runs
+
+
+def _help(state: PickerState) -> str:
+    question = state.question
+    keys = ["↑↓ move"]
+    if question.kind == "text":
+        keys = ["Enter confirm"]
+    elif question.multi:
+        keys += ["Space toggle", "Enter on Done"]
+    else:
+        keys += ["Enter pick"]
+    if question.kind == "choice" and question.allow_other:
+        keys.append("type for Other")
+    if state.multi_question:
+        keys.append("←→ questions")
+    keys += ["Esc skip", "Ctrl-C stop"]
+    return " · ".join(keys)
+
+
+def _option_rows(state: PickerState, width: int) -> list[Line]:
+    question, draft = state.question, state.draft
+    lines: list[Line] = []
+    for row, kind in enumerate(state.rows()):
+        here = row == draft.cursor
+        pointer: Fragment = ("class:pointer", "❯ ") if here else ("", "  ")
+        style = "class:current" if here else "class:option"
+        if kind == "option":
+            option = question.options[row]
+            prefix: Line = [pointer]
+            if question.multi:
+                prefix.append(("class:box", "[x] " if row in draft.chosen else "[ ] "))
+            prefix.append(("class:number", f"{row + 1}. "))
+            runs: list[Fragment] = [(style, sanitize(option.label, multiline=False))]
+            if question.recommended == row:
+                runs.append(("class:recommended", " (recommended)"))
+            lines.extend(block(prefix, runs, width))
+            if option.description:
+                indent = sum(text_width(text) for _, text in prefix)
+                lines.extend(
+                    block(
+                        [("", " " * indent)],
+                        [("class:description", sanitize(option.description))],
+                        width,
+                    )
+                )
+        elif kind == "other":
+            typed = sanitize(draft.text, multiline=False)
+            prefix = [pointer]
+            if question.multi:
+                prefix.append(("class:box", "[x] " if typed.strip() else "[ ] "))
+            prefix.append(("class:number", f"{row + 1}. "))
+            if typed or here:
+                runs = [(style, "Other:"), ("class:typed", f" {typed}")]
+                if here:
+                    runs.append(("class:caret", "▏"))
+            else:
+                runs = [(style, "Other"), ("class:description", " (type your own answer)")]
+            lines.extend(block(prefix, runs, width))
+        else:
+            count = len(draft.chosen) + (1 if draft.text.strip() else 0)
+            lines.extend(block([pointer], [(style, f"Done ({count} chosen)")], width))
+    return lines
+
+
+def _text_field(state: PickerState, width: int) -> list[Line]:
+    question, draft = state.question, state.draft
+    if draft.text:
+        shown = "•" * len(draft.text) if question.secret else sanitize(draft.text, multiline=False)
+        runs: list[Fragment] = [("class:typed", shown), ("class:caret", "▏")]
+    else:
+        hint = sanitize(question.placeholder or "", multiline=False) or (
+            "type the secret (it is hidden)" if question.secret else "type your answer"
+        )
+        runs = [("class:caret", "▏"), ("class:description", hint)]
+    return block([("class:pointer", "❯ ")], runs, width)
+
+
+def _question_screen(state: PickerState, width: int) -> list[Line]:
+    question = state.question
+    lines = wrap_runs(_chip(state), width)
+    lines.extend(wrap_runs([("class:question", sanitize(question.question))], width))
+    lines.append([])
+    if question.kind == "text":
+        lines.extend(_text_field(state, width))
+    else:
+        lines.extend(_option_rows(state, width))
+    return lines
+
+
+def _review_screen(state: PickerState, width: int) -> list[Line]:
+    total = len(state.ask.questions)
+    runs: list[Fragment] = [
+        ("class:chip", " Review "),
+        ("class:progress", f"  {state.answered_count()} of {total} answered"),
+    ]
+    lines = wrap_runs(runs, width)
+    lines.append([])
+    for row, question in enumerate(state.ask.questions):
+        here = row == state.review_cursor
+        pointer: Fragment = ("class:pointer", "❯ ") if here else ("", "  ")
+        answer = state.display_answer(row)
+        value: Fragment = (
+            ("class:typed", sanitize(answer, multiline=False))
+            if answer is not None
+            else ("class:skipped", "(skipped)")
+        )
+        header = sanitize(question.header, multiline=False)
+        lines.extend(
+            block(
+                [pointer],
+                [("class:current" if here else "", f"{header}:"), ("", " "), value],
+                width,
+            )
+        )
+    here = state.review_cursor == total
+    pointer = ("class:pointer", "❯ ") if here else ("", "  ")
+    lines.append([])
+    lines.extend(block([pointer], [("class:current" if here else "", "Submit answers")], width))
+    return lines
+
+
+def render_picker(state: PickerState, width: int) -> list[Line]:
+    """The whole picker for `width` columns: the screen, any notice, the key help."""
+    width = max(width, MIN_WIDTH)
+    if state.phase == "review":
+        lines = _review_screen(state, width)
+        help_text = "Enter submit or change · ↑↓ move · ← back · Ctrl-C stop"
+    else:
+        lines = _question_screen(state, width)
+        help_text = _help(state)
+    if state.notice:
+        lines.extend(wrap_runs([("class:notice", state.notice)], width))
+    lines.extend(wrap_runs([("class:help", help_text)], width))
+    return lines
