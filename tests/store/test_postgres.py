@@ -1,0 +1,352 @@
+"""What only the PostgreSQL store promises (beyond the conformance suite): several store
+objects — standing for several replicas — on one database hear each other's appends,
+settle exactly once between them, migrate once, and survive a dropped notification
+connection.
+
+Each test works in a fresh schema of the test database, dropped afterwards. Without a
+server the tests skip, except under `CI=true`, where they fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from midturn.contract._interactions import Interaction, NewEvent
+from midturn.contract._models import AskResult
+from midturn.errors import UsageError
+from midturn.store import Store, open_store
+
+from .conftest import POSTGRES_URL
+from .test_conformance import RESULT, SECRET, answered, make_ask, note, requested
+
+asyncpg = pytest.importorskip("asyncpg")
+
+SAFETY_S = 20.0
+
+
+def _reachable() -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", 5432), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture
+async def url() -> AsyncIterator[str]:
+    """The URL of a fresh schema, dropped after the test."""
+    if not _reachable():
+        reason = "no PostgreSQL server on 127.0.0.1:5432"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason} (CI=true: the PostgreSQL store must be tested)")
+        pytest.skip(reason)
+    schema = f"t_pg_{uuid.uuid4().hex[:12]}"
+    yield f"{POSTGRES_URL}?schema={schema}"
+    connection = await asyncpg.connect(POSTGRES_URL)
+    try:
+        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    finally:
+        await connection.close()
+
+
+@pytest.fixture
+async def pair(url: str) -> AsyncIterator[tuple[Store, Store]]:
+    """Two opened store objects on one schema, as two replicas would hold."""
+    async with open_store(url) as first, open_store(url) as second:
+        yield first, second
+
+
+class Heard:
+    """A listener that records the ids it is told and lets a test await one."""
+
+    def __init__(self) -> None:
+        self.ids: list[int] = []
+        self._changed = asyncio.Event()
+
+    def __call__(self, last_event_id: int) -> None:
+        self.ids.append(last_event_id)
+        self._changed.set()
+
+    async def until(self, predicate: Callable[[list[int]], bool]) -> None:
+        async def wait() -> None:
+            while not predicate(self.ids):
+                self._changed.clear()
+                await self._changed.wait()
+
+        await asyncio.wait_for(wait(), SAFETY_S)
+
+
+async def admin(sql: str, *args: object) -> object:
+    connection = await asyncpg.connect(POSTGRES_URL)
+    try:
+        return await connection.fetchval(sql, *args)
+    finally:
+        await connection.close()
+
+
+# -- cross-process wake-ups ---------------------------------------------------------------
+
+
+async def test_an_append_by_one_store_wakes_the_listeners_of_another(
+    pair: tuple[Store, Store],
+) -> None:
+    replica_a, replica_b = pair
+    heard_a, heard_b = Heard(), Heard()
+    replica_a.add_listener(heard_a)
+    replica_b.add_listener(heard_b)
+    interaction = make_ask("i1")
+
+    _, _, created = await replica_b.create_interaction(interaction, [requested(interaction)])
+    await heard_a.until(lambda ids: created[-1].id in ids)
+    outcome = await replica_b.settle(
+        "i1", status="answered", result=RESULT, events=[answered(interaction)]
+    )
+    await heard_a.until(lambda ids: outcome.events[-1].id in ids)
+
+    assert heard_a.ids == [created[-1].id, outcome.events[-1].id]
+    # The appending store heard its own appends once each, not again via the database.
+    assert heard_b.ids == heard_a.ids
+    assert await replica_a.read_events() == [*created, *outcome.events]
+
+
+async def test_a_store_does_not_hear_appends_in_another_schema(url: str) -> None:
+    other_url = url + "_other"
+    try:
+        async with (
+            open_store(url) as mine,
+            open_store(url) as mine_too,
+            open_store(other_url) as other,
+        ):
+            heard = Heard()
+            mine.add_listener(heard)
+            await other.append_events([note("s1")])
+            # Notifications arrive in commit order: once this one is heard, the other
+            # schema's has been delivered (and ignored) too.
+            appended = await mine_too.append_events([note("s1"), note("s1")])
+            await heard.until(lambda ids: bool(ids))
+            assert heard.ids == [appended[-1].id] == [2]
+    finally:
+        await admin(f'DROP SCHEMA IF EXISTS "{other_url.rpartition("=")[2]}" CASCADE')
+
+
+async def test_the_listener_reconnects_and_reports_what_it_missed(
+    pair: tuple[Store, Store],
+) -> None:
+    replica_a, replica_b = pair
+    heard = Heard()
+    replica_a.add_listener(heard)
+    first_pid = replica_a.listener_pid  # type: ignore[attr-defined]
+    assert isinstance(first_pid, int)
+
+    assert await admin("SELECT pg_terminate_backend($1)", first_pid) is True
+    appended = await replica_b.append_events([note("s1"), note("s2")])
+
+    # Whether the append lands before or after the new LISTEN, replica A reports it:
+    # by the notification, or by the catch-up read that follows every reconnect.
+    await heard.until(lambda ids: bool(ids) and ids[-1] >= appended[-1].id)
+    assert await replica_a.read_events() == list(appended)
+
+    # It is listening again on a new connection: a later append arrives as a notification.
+    later = await replica_b.append_events([note("s3")])
+    await heard.until(lambda ids: ids[-1] == later[-1].id)
+    new_pid = replica_a.listener_pid  # type: ignore[attr-defined]
+    assert new_pid is not None and new_pid != first_pid
+    assert heard.ids == sorted(set(heard.ids))
+
+
+async def test_a_reader_woken_by_notifications_misses_no_event_under_concurrent_appends(
+    pair: tuple[Store, Store],
+) -> None:
+    """Appends race from two stores; a reader on a third follows the log by id, woken only
+    by its listener, and must see every event exactly once, in id order."""
+    replica_a, replica_b = pair
+    per_store, total = 60, 120
+    async with open_store(replica_a.url) as reader_store:
+        heard = Heard()
+        reader_store.add_listener(heard)
+        seen: list[int] = []
+
+        async def follow() -> None:
+            cursor = 0
+            while len(seen) < total:
+                events = await reader_store.read_events(after_id=cursor)
+                seen.extend(event.id for event in events)
+                if events:
+                    cursor = events[-1].id
+                    continue
+                await heard.until(lambda ids, after=cursor: bool(ids) and ids[-1] > after)
+
+        follower = asyncio.create_task(follow())
+        batches = await asyncio.gather(
+            *(
+                replica.append_events([note(f"s{n}")])
+                for n in range(per_store)
+                for replica in (replica_a, replica_b)
+            )
+        )
+        await asyncio.wait_for(follower, SAFETY_S)
+
+    appended = sorted(event.id for batch in batches for event in batch)
+    assert len(appended) == total
+    assert seen == appended
+
+
+# -- settling across stores ---------------------------------------------------------------
+
+
+async def test_of_200_concurrent_settles_over_two_stores_exactly_one_wins(
+    pair: tuple[Store, Store],
+) -> None:
+    replica_a, replica_b = pair
+    interaction = make_ask("i1")
+    await replica_a.create_interaction(interaction, [requested(interaction)])
+
+    outcomes = await asyncio.gather(
+        *(
+            (replica_a if n % 2 else replica_b).settle(
+                "i1",
+                status="answered",
+                result=RESULT,
+                settled_by=f"responder-{n}",
+                events=[answered(interaction)],
+            )
+            for n in range(200)
+        )
+    )
+
+    winners = [outcome for outcome in outcomes if outcome.won]
+    assert len(winners) == 1
+    for loser in (outcome for outcome in outcomes if not outcome.won):
+        assert loser.events == ()
+        assert loser.interaction == winners[0].interaction
+    for replica in pair:
+        assert await replica.get_interaction("i1") == winners[0].interaction
+    assert [event.type for event in await replica_b.read_events()] == [
+        "user_question_requested",
+        "user_question_answered",
+    ]
+
+
+async def test_concurrent_creates_with_one_tool_call_id_over_two_stores_make_one(
+    pair: tuple[Store, Store],
+) -> None:
+    replica_a, replica_b = pair
+
+    def attempt(n: int) -> Interaction:
+        return make_ask(f"i{n}", tool_call_id="call-1")
+
+    results = await asyncio.gather(
+        *(
+            (replica_a if n % 2 else replica_b).create_interaction(
+                attempt(n), [requested(attempt(n))]
+            )
+            for n in range(40)
+        )
+    )
+
+    created = [stored for stored, was_created, _ in results if was_created]
+    assert len(created) == 1
+    assert all(stored == created[0] for stored, _, _ in results)
+    assert len(await replica_a.list_interactions()) == 1
+    assert len(await replica_b.read_events()) == 1
+
+
+# -- migrations ---------------------------------------------------------------------------
+
+
+async def test_stores_opening_together_on_a_new_schema_migrate_it_once(url: str) -> None:
+    stores = [open_store(url) for _ in range(4)]
+    try:
+        await asyncio.gather(*(store.open() for store in stores))
+        versions = {await store.schema_version() for store in stores}
+    finally:
+        await asyncio.gather(*(store.aclose() for store in stores))
+
+    schema = url.rpartition("=")[2]
+    applied = await admin(
+        f'SELECT array_agg(version ORDER BY version) FROM "{schema}".midturn_migrations'
+    )
+    assert versions == {max(applied)}  # type: ignore[arg-type]
+    assert applied == list(range(1, len(applied) + 1))  # type: ignore[arg-type]
+
+
+async def test_a_database_migrated_by_a_newer_midturn_is_refused(url: str) -> None:
+    async with open_store(url) as store:
+        version = await store.schema_version()
+    schema = url.rpartition("=")[2]
+    await admin(
+        f'INSERT INTO "{schema}".midturn_migrations (version, name) VALUES ($1, $2)',
+        version + 1,
+        "from the future",
+    )
+
+    with pytest.raises(UsageError, match="upgrade midturn"):
+        await open_store(url).open()
+
+
+# -- secrets and URLs ---------------------------------------------------------------------
+
+
+async def test_no_secret_value_reaches_any_table(url: str) -> None:
+    async with open_store(url) as store:
+        await store.create_interaction(make_ask("i1"), [requested(make_ask("i1"))])
+        await store.settle("i1", status="answered", result=RESULT, events=[note("s1")])
+    schema = url.rpartition("=")[2]
+
+    everything = ""
+    for table in ("midturn_interactions", "midturn_events", "midturn_sessions"):
+        rows = await admin(
+            f"SELECT coalesce(string_agg(t::text, ' '), '') FROM \"{schema}\".{table} t"
+        )
+        everything += str(rows)
+
+    assert "[secret provided]" in everything
+    assert SECRET not in everything
+
+
+@pytest.mark.parametrize(
+    ("query", "problem"),
+    [
+        ("pool_max=0", "pool_max"),
+        ("pool_min=x", "pool_min"),
+        ("pool_min=5&pool_max=2", "pool_min=5 is above pool_max=2"),
+        ("schema=" + "s" * 64, "1 to 63 bytes"),
+    ],
+)
+def test_bad_url_parameters_are_usage_errors(query: str, problem: str) -> None:
+    with pytest.raises(UsageError, match=problem):
+        open_store(f"postgresql://postgres@127.0.0.1:5432/test?{query}")
+
+
+async def test_an_unreachable_server_is_a_clear_error_without_the_password() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        free_port = probe.getsockname()[1]
+    store = open_store(f"postgresql://postgres:hunter2@127.0.0.1:{free_port}/test")
+
+    with pytest.raises(UsageError, match="cannot connect to PostgreSQL") as caught:
+        await store.open()
+    assert "hunter2" not in str(caught.value)
+    with pytest.raises(UsageError, match="not open"):
+        await store.last_event_id()
+
+
+async def test_settle_results_keep_their_shape_across_stores(pair: tuple[Store, Store]) -> None:
+    replica_a, replica_b = pair
+    await replica_a.create_interaction(make_ask("i1"))
+    skipped = AskResult(outcome="skipped")
+    outcome = await replica_b.settle(
+        "i1",
+        status="skipped",
+        result=skipped,
+        events=[NewEvent(type="user_question_skipped", session_id="s1", turn_id="t1")],
+    )
+    stored = await replica_a.get_interaction("i1")
+    assert stored == outcome.interaction
+    assert stored is not None and stored.result == skipped
