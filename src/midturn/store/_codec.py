@@ -115,9 +115,15 @@ def load_interaction(body: str | bytes) -> Interaction:
     return Interaction.model_validate_json(body)
 
 
+# Every field of a stored event is set, so all events can share one fields-set (pydantic
+# only ever adds names to it, and they are all present already): ~700 bytes saved per
+# event kept in memory.
+_EVENT_FIELDS = set(Event.model_fields)
+
+
 def event_from(new: NewEvent, event_id: int) -> Event:
-    """The stored form of `new` under the id the store gave it."""
-    return Event.model_construct(id=event_id, **new.__dict__)
+    """The stored form of `new` under the id the store gave it (already validated)."""
+    return Event.model_construct(_fields_set=_EVENT_FIELDS, id=event_id, **new.__dict__)
 
 
 # -- rows for SQL backends (JSON text in and out) -----------------------------------------
