@@ -1,0 +1,20 @@
+"""`python -m midturn.gateway [--db URL] [--host H] [--port N]`."""
+
+from __future__ import annotations
+
+import argparse
+
+from midturn.gateway._serve import DEFAULT_DB_URL, serve
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m midturn.gateway", description=__doc__)
+    parser.add_argument("--db", default=DEFAULT_DB_URL, help="store URL (default: %(default)s)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    args = parser.parse_args(argv)
+    serve(args.db, args.host, args.port)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""The ASGI app: routes, auth, SSE, the web inbox's static files, health and metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.responses import FileResponse, PlainTextResponse
+from fastapi.staticfiles import StaticFiles
+
+from midturn.errors import NotFound
+from midturn.gateway import _routes_asks, _routes_permissions, _routes_sessions, _sse
+from midturn.gateway._auth import TokenAuthority
+from midturn.gateway._errors import install_error_handlers
+from midturn.gateway._middleware import (
+    AccessLogMiddleware,
+    BodyLimitMiddleware,
+    SecurityHeadersMiddleware,
+)
+from midturn.gateway._state import GatewayState, State
+from midturn.runtime import Runtime
+from midturn.store import Store
+
+__all__ = ["WEB_DIR", "create_app"]
+
+WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+
+
+def create_app(
+    runtime: Runtime,
+    *,
+    store: Store,
+    admin_token: str,
+    public_url: str = "http://127.0.0.1:8765",
+    web_dir: Path = WEB_DIR,
+) -> FastAPI:
+    """The gateway over an open `runtime` and its `store`. The caller owns both (opens
+    and closes them); `admin_token` is the token that reaches everything."""
+    from midturn import __version__
+
+    app = FastAPI(
+        title="midturn gateway",
+        version=__version__,
+        description="Park an agent's turn on bounded questions and permission requests, "
+        "and answer them over HTTP. See docs/protocol.md.",
+        docs_url=None,
+        redoc_url=None,
+    )
+    state = GatewayState(
+        runtime=runtime,
+        store=store,
+        authority=TokenAuthority(store, admin_token),
+        public_url=public_url.rstrip("/"),
+    )
+    app.state.gateway = state
+    install_error_handlers(app)
+    for module in (_routes_sessions, _routes_asks, _routes_permissions, _sse):
+        app.include_router(module.router)
+
+    @app.get("/healthz", tags=["operations"])
+    async def healthz() -> dict[str, str]:
+        """Liveness."""
+        return {"status": "ok"}
+
+    @app.get("/metrics", response_class=PlainTextResponse, tags=["operations"])
+    async def metrics(gateway: State) -> PlainTextResponse:
+        """Prometheus metrics (text exposition format 0.0.4)."""
+        pending = len(await gateway.runtime.inbox())
+        return PlainTextResponse(
+            gateway.metrics.render(pending), media_type="text/plain; version=0.0.4"
+        )
+
+    @app.get("/", include_in_schema=False)
+    async def inbox_page() -> FileResponse:
+        index = web_dir / "index.html"
+        if not index.is_file():
+            raise NotFound("the web inbox is not installed here (no index.html)")
+        return FileResponse(index, media_type="text/html")
+
+    app.mount("/static", StaticFiles(directory=web_dir, check_dir=False), name="static")
+
+    app.add_middleware(BodyLimitMiddleware)
+    app.add_middleware(SecurityHeadersMiddleware)
+    app.add_middleware(AccessLogMiddleware, metrics=state.metrics)
+    return app

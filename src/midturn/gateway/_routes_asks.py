@@ -1,0 +1,113 @@
+"""Asks: create (idempotent by tool_call_id), read and long-poll, answer, cancel.
+
+Validation, queueing and settling are the runtime's; these routes check who may call
+them and map the results to HTTP."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Path, Query, Response
+
+from midturn.contract._interactions import Interaction
+from midturn.gateway._auth import Principal
+from midturn.gateway._state import MAX_WAIT_S, Caller, GatewayState, State
+from midturn.gateway._views import AnswerOut, AskIn, InteractionOut, SettledOut, interaction_out
+
+__all__ = ["read_interaction", "router"]
+
+router = APIRouter(prefix="/v1", tags=["asks"])
+
+InteractionId = Annotated[str, Path(max_length=200)]
+Wait = Annotated[
+    float,
+    Query(ge=0, le=MAX_WAIT_S, description="seconds to hold the request until it settles"),
+]
+
+
+@router.post(
+    "/sessions/{session_id}/asks",
+    status_code=201,
+    response_model=InteractionOut,
+    responses={200: {"model": InteractionOut, "description": "the existing ask"}},
+)
+async def create_ask(
+    state: State,
+    caller: Caller,
+    session_id: Annotated[str, Path(max_length=200)],
+    body: AskIn,
+    response: Response,
+) -> InteractionOut:
+    """Create an ask; a repeated `tool_call_id` returns the existing one with 200."""
+    caller.require({"agent"}, "ask questions", session_id)
+    await state.authority.session(session_id)
+    interaction, created = await state.runtime.ask(
+        session_id,
+        body.tool_input,
+        turn_id=body.turn_id,
+        dialect=body.dialect,
+        tool_call_id=body.tool_call_id,
+    )
+    if not created:
+        response.status_code = 200
+    return interaction_out(interaction, with_secrets=caller.role != "answer")
+
+
+async def read_interaction(
+    state: GatewayState, caller: Principal, found: Interaction, wait: float
+) -> InteractionOut:
+    """The interaction, after waiting up to `wait` seconds for it to settle (cut short
+    when the server shuts down). Through the runtime's `wait`, an ask answered in this
+    process comes back with its secret values, which only the asking side receives."""
+    interaction = found
+    if found.pending and wait > 0:
+        state.metrics.waiting_requests += 1
+        try:
+            waited = await state.until_closing(state.runtime.wait(found.id, timeout=wait))
+        finally:
+            state.metrics.waiting_requests -= 1
+        interaction = waited if waited is not None else await state.runtime.get(found.id)
+    elif not found.pending and caller.role != "answer" and found.kind == "ask":
+        interaction = await state.runtime.wait(found.id, timeout=0)
+    return interaction_out(interaction, with_secrets=caller.role != "answer")
+
+
+@router.get("/asks/{interaction_id}", response_model=InteractionOut)
+async def get_ask(
+    state: State, caller: Caller, interaction_id: InteractionId, wait: Wait = 0
+) -> InteractionOut:
+    """The ask, its status and result; `wait` long-polls up to 60 s for it to settle."""
+    found = await state.interaction(interaction_id, "ask", caller, "read this ask")
+    return await read_interaction(state, caller, found, wait)
+
+
+@router.post("/asks/{interaction_id}/answer", response_model=AnswerOut)
+async def answer_ask(
+    state: State,
+    caller: Caller,
+    interaction_id: InteractionId,
+    payload: Annotated[Any, Body(description="an answer in any shape of SPEC §2.4")],
+) -> AnswerOut:
+    """Answer an ask leniently. 409 when already settled differently, 422 when the answer
+    has no sound reading (the ask stays pending)."""
+    caller.require({"answer"}, "answer asks")
+    await state.interaction(interaction_id, "ask", caller, "answer asks")
+    settled = await state.runtime.answer(interaction_id, payload, by=caller.role)
+    interaction = settled.interaction
+    if not settled.duplicate:
+        state.metrics.observe_settle(interaction.created_at, interaction.settled_at)
+    return AnswerOut(
+        interaction=interaction, result=interaction.result, duplicate=settled.duplicate
+    )
+
+
+@router.post("/asks/{interaction_id}/cancel", response_model=SettledOut)
+async def cancel_ask(state: State, caller: Caller, interaction_id: InteractionId) -> SettledOut:
+    """Cancel one pending ask."""
+    caller.require({"agent"}, "cancel a single ask (stop the turn instead)")
+    await state.interaction(interaction_id, "ask", caller, "cancel asks")
+    settled = await state.runtime.cancel(interaction_id, by=caller.role)
+    interaction = settled.interaction
+    if not settled.duplicate:
+        state.metrics.observe_settle(interaction.created_at, interaction.settled_at)
+    return SettledOut(interaction=interaction, duplicate=settled.duplicate)

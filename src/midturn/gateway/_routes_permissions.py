@@ -1,0 +1,76 @@
+"""Permissions: request (idempotent by tool_call_id), read and long-poll, decide."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, Response
+
+from midturn.gateway._routes_asks import read_interaction
+from midturn.gateway._state import MAX_WAIT_S, Caller, State
+from midturn.gateway._views import DecisionIn, InteractionOut, PermissionIn, SettledOut
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1", tags=["permissions"])
+
+InteractionId = Annotated[str, Path(max_length=200)]
+
+
+@router.post(
+    "/sessions/{session_id}/permissions",
+    status_code=201,
+    response_model=InteractionOut,
+    responses={200: {"model": InteractionOut, "description": "the existing permission"}},
+)
+async def request_permission(
+    state: State,
+    caller: Caller,
+    session_id: Annotated[str, Path(max_length=200)],
+    body: PermissionIn,
+    response: Response,
+) -> InteractionOut:
+    """Park a permission request; a repeated `tool_call_id` returns the existing one."""
+    caller.require({"agent"}, "request permissions", session_id)
+    await state.authority.session(session_id)
+    interaction, created = await state.runtime.request_permission(
+        session_id,
+        tool=body.tool,
+        summary=body.summary,
+        turn_id=body.turn_id,
+        risk=body.risk,
+        details=body.details,
+        tool_call_id=body.tool_call_id,
+        timeout_s=body.timeout_s,
+    )
+    if not created:
+        response.status_code = 200
+    return InteractionOut(interaction=interaction)
+
+
+@router.get("/permissions/{interaction_id}", response_model=InteractionOut)
+async def get_permission(
+    state: State,
+    caller: Caller,
+    interaction_id: InteractionId,
+    wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0,
+) -> InteractionOut:
+    """The permission and its decision; `wait` long-polls up to 60 s for it to settle."""
+    found = await state.interaction(interaction_id, "permission", caller, "read this permission")
+    return await read_interaction(state, caller, found, wait)
+
+
+@router.post("/permissions/{interaction_id}/decision", response_model=SettledOut)
+async def decide_permission(
+    state: State, caller: Caller, interaction_id: InteractionId, body: DecisionIn
+) -> SettledOut:
+    """Allow, deny (with a message for the model) or allow for the rest of the turn."""
+    caller.require({"answer"}, "decide permissions")
+    await state.interaction(interaction_id, "permission", caller, "decide permissions")
+    settled = await state.runtime.decide(
+        interaction_id, body.decision, message=body.message, by=caller.role
+    )
+    interaction = settled.interaction
+    if not settled.duplicate:
+        state.metrics.observe_settle(interaction.created_at, interaction.settled_at)
+    return SettledOut(interaction=interaction, duplicate=settled.duplicate)

@@ -1,0 +1,84 @@
+"""Sessions, identity, queues and turns."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+from urllib.parse import quote
+
+from fastapi import APIRouter, Body, Path, Query
+
+from midturn.gateway._state import Caller, State
+from midturn.gateway._views import InteractionList, SessionIn, SessionOut, StopOut, WhoAmI
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1")
+
+SessionId = Annotated[str, Path(max_length=200)]
+
+
+@router.post("/sessions", status_code=201, response_model=SessionOut, tags=["sessions"])
+async def create_session(
+    state: State, caller: Caller, body: Annotated[SessionIn | None, Body()] = None
+) -> SessionOut:
+    """Create a session and its agent and answer tokens (admin only)."""
+    caller.require(set(), "create sessions")
+    record, agent_token, answer_token = await state.authority.create_session(
+        (body or SessionIn()).meta
+    )
+    answer_url = (
+        f"{state.public_url}/#token={quote(answer_token, safe='')}"
+        f"&session={quote(record.id, safe='')}"
+    )
+    return SessionOut(
+        session_id=record.id,
+        agent_token=agent_token,
+        answer_token=answer_token,
+        answer_url=answer_url,
+    )
+
+
+@router.get("/whoami", response_model=WhoAmI, tags=["sessions"])
+async def whoami(caller: Caller) -> WhoAmI:
+    """The role of the token and the session it reaches (null for admin)."""
+    return WhoAmI(role=caller.role, session_id=caller.session_id)
+
+
+@router.get(
+    "/sessions/{session_id}/interactions", response_model=InteractionList, tags=["sessions"]
+)
+async def session_queue(
+    state: State,
+    caller: Caller,
+    session_id: SessionId,
+    status: Annotated[Literal["pending"], Query()] = "pending",
+) -> InteractionList:
+    """The session's pending interactions, head first."""
+    caller.require({"agent", "answer"}, "read this session's queue", session_id)
+    await state.authority.session(session_id)
+    return InteractionList(interactions=await state.runtime.queue(session_id))
+
+
+@router.get("/inbox", response_model=InteractionList, tags=["sessions"])
+async def inbox(state: State, caller: Caller) -> InteractionList:
+    """Every pending interaction of every session, oldest first (admin only)."""
+    caller.require(set(), "read the inbox of every session")
+    return InteractionList(interactions=await state.runtime.inbox())
+
+
+@router.post(
+    "/sessions/{session_id}/turns/{turn_id}/stop", response_model=StopOut, tags=["sessions"]
+)
+async def stop_turn(
+    state: State,
+    caller: Caller,
+    session_id: SessionId,
+    turn_id: Annotated[str, Path(max_length=200)],
+) -> StopOut:
+    """Stop a turn: cancel everything it has parked."""
+    caller.require({"agent", "answer"}, "stop this session's turns", session_id)
+    await state.authority.session(session_id)
+    cancelled = await state.runtime.stop_turn(session_id, turn_id, by=caller.role)
+    for interaction in cancelled:
+        state.metrics.observe_settle(interaction.created_at, interaction.settled_at)
+    return StopOut(cancelled=cancelled)

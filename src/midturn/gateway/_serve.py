@@ -1,0 +1,210 @@
+"""`serve(...)`: open the store and the runtime, run the gateway on uvicorn, stop cleanly.
+
+SIGINT/SIGTERM first tell open streams and long-polls to end (so shutdown does not wait
+on them), then uvicorn finishes in-flight requests, then the runtime and the store close.
+Pending interactions are in the store already; nothing is cancelled on the way out, and
+they are answerable again after the next start."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from midturn.errors import UsageError
+from midturn.gateway._app import create_app
+from midturn.gateway._auth import new_admin_token
+from midturn.gateway._state import GatewayState
+from midturn.runtime import Runtime
+from midturn.store import open_store
+
+__all__ = ["DEFAULT_DB_URL", "admin_token_for", "data_dir_for", "run_server", "serve"]
+
+DEFAULT_DB_URL = "sqlite:///.midturn/midturn.db"
+TOKEN_FILE = "admin_token"
+
+
+def data_dir_for(db_url: str) -> Path:
+    """The data folder: the SQLite file's folder, else `$MIDTURN_HOME`, else `./.midturn`."""
+    if db_url.startswith("sqlite:"):
+        from midturn.store._sqlite import sqlite_path
+
+        path = sqlite_path(db_url)
+        if path != ":memory:":
+            return Path(path).resolve().parent
+    return Path(os.environ.get("MIDTURN_HOME", ".midturn")).resolve()
+
+
+def admin_token_for(data_dir: Path, token: str | None = None) -> tuple[str, bool]:
+    """The admin token and whether it was just generated: the `token` argument, else
+    `MIDTURN_TOKEN`, else `<data_dir>/admin_token`, else a new one written there with
+    mode 0600."""
+    chosen = token or os.environ.get("MIDTURN_TOKEN")
+    if chosen:
+        return chosen.strip(), False
+    path = data_dir / TOKEN_FILE
+    if path.is_file():
+        stored = path.read_text(encoding="utf-8").strip()
+        if stored:
+            return stored, False
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fresh = new_admin_token()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        file.write(fresh + "\n")
+    os.chmod(path, 0o600)
+    return fresh, True
+
+
+class _JsonLogFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        fields: dict[str, Any] = {
+            "time": self.formatTime(record),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+        }
+        structured = getattr(record, "midturn", None)
+        if isinstance(structured, dict):
+            fields.update(structured)
+        else:
+            fields["message"] = record.getMessage()
+        if record.exc_info and record.levelno >= logging.ERROR:
+            fields["error"] = repr(record.exc_info[1])
+        return json.dumps(fields, ensure_ascii=False)
+
+
+def _configure_logging(level: str) -> None:
+    logger = logging.getLogger("midturn.gateway")
+    if logger.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_JsonLogFormatter())
+    logger.addHandler(handler)
+    logger.setLevel(level.upper())
+    logger.propagate = False
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, plus: streams and long-polls end as soon as a stop signal arrives, and a
+    callback learns the bound address once the socket listens (port 0 works)."""
+
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        state: GatewayState,
+        on_ready: Callable[[str], None] | None,
+        *,
+        signals: bool = True,
+    ) -> None:
+        super().__init__(config)
+        self._state = state
+        self._signals = signals
+        self._on_ready = on_ready
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """SIGINT/SIGTERM stop the server; serve() then returns normally (uvicorn's own
+        handling would re-raise the signal afterwards, killing the process before the
+        runtime and the store close)."""
+        if not self._signals or threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.stop)
+        try:
+            yield
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets=sockets)
+        if self._on_ready is not None and self.started:
+            host, port = self.servers[0].sockets[0].getsockname()[:2]
+            self._on_ready(f"http://{host}:{port}")
+
+    def stop(self) -> None:
+        """Ask the server to stop, from its own loop; a second call forces it."""
+        self._state.closing.set()
+        if self.should_exit:
+            self.force_exit = True
+        self.should_exit = True
+
+
+def _print(line: str) -> None:
+    print(line, flush=True)
+
+
+async def run_server(
+    db_url: str = DEFAULT_DB_URL,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+    *,
+    on_ready: Callable[[str], None] | None = None,
+    on_server: Callable[[_Server], None] | None = None,
+    announce: Callable[[str], None] | None = _print,
+    log_level: str = "warning",
+    install_signal_handlers: bool = True,
+) -> None:
+    """Run the gateway until stopped. `on_ready(base_url)` is called once it listens;
+    `on_server(server)` hands out the server so a caller can `stop()` it."""
+    if not 0 <= port <= 65535:
+        raise UsageError(f"port {port} is out of range; use 0–65535 (0 picks a free port)")
+    _configure_logging(log_level)
+    admin_token, generated = admin_token_for(data_dir_for(db_url), token)
+    async with open_store(db_url) as store, Runtime(store) as runtime:
+        public = f"http://{host}:{port}"
+        app = create_app(runtime, store=store, admin_token=admin_token, public_url=public)
+        state: GatewayState = app.state.gateway
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level=log_level,
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=10,
+            timeout_keep_alive=75,
+        )
+
+        def ready(base_url: str) -> None:
+            state.public_url = base_url
+            if announce is not None:
+                say = announce
+                note = (
+                    f" (new admin token saved to {data_dir_for(db_url) / TOKEN_FILE})"
+                    if generated
+                    else ""
+                )
+                say(f"midturn gateway on {base_url}{note}")
+                say(f"web inbox: {base_url}/#token={admin_token}")
+            if on_ready is not None:
+                on_ready(base_url)
+
+        server = _Server(config, state, ready, signals=install_signal_handlers)
+        if on_server is not None:
+            on_server(server)
+        await server.serve()
+
+
+def serve(
+    db_url: str = DEFAULT_DB_URL,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+) -> None:
+    """Run the gateway and the web inbox until SIGINT/SIGTERM (blocking). Prints the
+    inbox URL with the admin token once it listens."""
+    asyncio.run(run_server(db_url, host, port, token))

@@ -1,0 +1,159 @@
+"""Server-sent event streams with `Last-Event-ID` replay (SPEC §5).
+
+A stream replays the stored events after the resume point, then follows live ones; the
+runtime's `events()` does both without polling. A pump task moves events into a queue so
+the response can send keep-alive comments while nothing happens, and end promptly when
+the client goes away or the server shuts down."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Path, Query
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import StreamingResponse
+
+from midturn.contract._interactions import Event
+from midturn.gateway._state import GatewayState, State, StreamCaller
+
+__all__ = ["format_event", "router"]
+
+router = APIRouter(prefix="/v1", tags=["events"])
+
+KEEPALIVE_S = 15.0
+RETRY_MS = 2000
+_QUEUE_MAX = 1000
+_END = object()
+
+
+def format_event(event: Event) -> str:
+    """One SSE frame: `id`, `event` (the type) and the whole event as one JSON line."""
+    data = json.dumps(event.model_dump(mode="json"), separators=(",", ":"), ensure_ascii=False)
+    return f"id: {event.id}\nevent: {event.type}\ndata: {data}\n\n"
+
+
+def _resume_point(last_event_id: str | None, after: int | None) -> int:
+    if last_event_id is not None and last_event_id.strip():
+        try:
+            value = int(last_event_id.strip())
+        except ValueError:
+            raise _bad_resume(last_event_id) from None
+        if value < 0:
+            raise _bad_resume(last_event_id)
+        return value
+    return after or 0
+
+
+def _bad_resume(value: str) -> RequestValidationError:
+    return RequestValidationError(
+        [
+            {
+                "loc": ("header", "Last-Event-ID"),
+                "msg": f"{value[:40]!r} is not an event id; send the integer id of the last "
+                "event received, or leave the header out to start from the beginning",
+                "type": "value_error",
+            }
+        ]
+    )
+
+
+async def _stream(state: GatewayState, after: int, session_id: str | None) -> AsyncIterator[str]:
+    queue: asyncio.Queue[object] = asyncio.Queue(maxsize=_QUEUE_MAX)
+
+    async def pump() -> None:
+        events = state.runtime.events(after=after, session_id=session_id, follow=True)
+        try:
+            async for event in events:
+                await queue.put(event)
+        finally:
+            with contextlib.suppress(asyncio.QueueFull):
+                queue.put_nowait(_END)
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    async def closing() -> None:
+        await state.closing.wait()
+        with contextlib.suppress(asyncio.QueueFull):
+            queue.put_nowait(_END)
+
+    state.metrics.open_streams += 1
+    tasks = [asyncio.create_task(pump()), asyncio.create_task(closing())]
+    try:
+        yield f"retry: {RETRY_MS}\n\n"
+        while True:
+            try:
+                item = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
+            except TimeoutError:
+                yield ": keepalive\n\n"
+                continue
+            if item is _END or state.closing.is_set():
+                return
+            assert isinstance(item, Event)
+            yield format_event(item)
+    finally:
+        state.metrics.open_streams -= 1
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+
+LastEventId = Annotated[
+    str | None,
+    Header(alias="Last-Event-ID", description="resume after this event id", max_length=40),
+]
+After = Annotated[int | None, Query(ge=0, description="resume after this event id")]
+AccessToken = Annotated[
+    str | None,
+    Query(description="the token, for EventSource clients that cannot send headers"),
+]
+
+
+@router.get(
+    "/sessions/{session_id}/events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def session_events(
+    state: State,
+    caller: StreamCaller,
+    session_id: Annotated[str, Path(max_length=200)],
+    last_event_id: LastEventId = None,
+    after: After = None,
+    access_token: AccessToken = None,
+) -> StreamingResponse:
+    """One session's events as server-sent events, replayed from `Last-Event-ID`."""
+    caller.require({"answer"}, "follow this session's events", session_id)
+    await state.authority.session(session_id)
+    start = _resume_point(last_event_id, after)
+    return StreamingResponse(
+        _stream(state, start, session_id), media_type="text/event-stream", headers=_HEADERS
+    )
+
+
+@router.get(
+    "/events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def all_events(
+    state: State,
+    caller: StreamCaller,
+    last_event_id: LastEventId = None,
+    after: After = None,
+    access_token: AccessToken = None,
+) -> StreamingResponse:
+    """Every session's events (admin only), replayed from `Last-Event-ID`."""
+    caller.require(set(), "follow every session's events")
+    start = _resume_point(last_event_id, after)
+    return StreamingResponse(
+        _stream(state, start, None), media_type="text/event-stream", headers=_HEADERS
+    )

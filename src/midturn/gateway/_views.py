@@ -1,0 +1,123 @@
+"""What the routes return: the wire shapes of docs/protocol.md as pydantic models, so the
+OpenAPI document describes them exactly."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from midturn.contract import render
+from midturn.contract._interactions import Decision, Interaction, Risk
+from midturn.contract._models import AskResult, ToolOutput
+
+__all__ = [
+    "AnswerOut",
+    "AskIn",
+    "DecisionIn",
+    "InteractionList",
+    "InteractionOut",
+    "PermissionIn",
+    "SessionIn",
+    "SessionOut",
+    "SettledOut",
+    "StopOut",
+    "WhoAmI",
+    "interaction_out",
+]
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SessionIn(_In):
+    meta: dict[str, Any] = Field(default_factory=dict, description="free-form, kept as is")
+
+
+class SessionOut(BaseModel):
+    session_id: str
+    agent_token: str
+    answer_token: str
+    answer_url: str
+
+
+class WhoAmI(BaseModel):
+    role: Literal["admin", "agent", "answer"]
+    session_id: str | None
+
+
+_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,200}$"
+
+
+class AskIn(_In):
+    tool_input: Any = Field(description="the model's tool input, in the dialect's shape")
+    dialect: str = Field(
+        default="midturn",
+        max_length=40,
+        description="midturn, claude, maka, omp, neo, agentcore, pi-legacy, or auto",
+    )
+    tool_call_id: str | None = Field(default=None, pattern=_ID_PATTERN)
+    turn_id: str = Field(default="turn", pattern=_ID_PATTERN)
+
+
+class PermissionIn(_In):
+    tool: str = Field(min_length=1, max_length=200)
+    summary: str = Field(min_length=1, max_length=500)
+    risk: Risk = "medium"
+    details: str | None = Field(default=None, max_length=60_000)
+    tool_call_id: str | None = Field(default=None, pattern=_ID_PATTERN)
+    turn_id: str = Field(default="turn", pattern=_ID_PATTERN)
+    timeout_s: float | None = Field(default=None, gt=0, le=86_400)
+
+
+class DecisionIn(_In):
+    decision: Decision
+    message: str | None = Field(default=None, max_length=2000)
+
+
+class InteractionOut(BaseModel):
+    interaction: Interaction
+    output: ToolOutput | None = Field(
+        default=None, description="the tool output for the model, once an ask settled"
+    )
+    secrets: dict[str, str] = Field(
+        default_factory=dict,
+        description="secret answers by question id; only for the agent, only from memory",
+    )
+
+
+class AnswerOut(BaseModel):
+    interaction: Interaction
+    result: AskResult | None
+    duplicate: bool
+
+
+class SettledOut(BaseModel):
+    interaction: Interaction
+    duplicate: bool
+
+
+class InteractionList(BaseModel):
+    interactions: list[Interaction]
+
+
+class StopOut(BaseModel):
+    cancelled: list[Interaction]
+
+
+def interaction_out(interaction: Interaction, *, with_secrets: bool) -> InteractionOut:
+    """The envelope for one interaction: the tool output once an ask settled, and (for the
+    asking agent only) the secret values this process holds in memory."""
+    output: ToolOutput | None = None
+    secrets: dict[str, str] = {}
+    result = interaction.result
+    if interaction.kind == "ask" and result is not None:
+        output = render(result, dialect=interaction.dialect)
+        if with_secrets:
+            secrets = {
+                answer.id: answer.secret_value.get_secret_value()
+                for answer in result.answers
+                if answer.secret_value is not None
+            }
+    return InteractionOut(interaction=interaction, output=output, secrets=secrets)
