@@ -1,0 +1,336 @@
+"""`AsyncClient`: the gateway's HTTP API for agents and answerers (docs/protocol.md).
+
+Error bodies come back as midturn's own exceptions, so code written against the
+in-process `Runtime` handles a gateway the same way."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncGenerator
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+from pydantic import BaseModel, SecretStr
+
+from midturn._client_sse import read_frames
+from midturn.contract._interactions import Decision, Event, Interaction, Risk
+from midturn.errors import (
+    AlreadySettled,
+    Forbidden,
+    GatewayError,
+    InvalidAnswer,
+    InvalidAsk,
+    NotFound,
+    Problem,
+    Unauthorized,
+    UsageError,
+)
+from midturn.runtime import Settled
+
+__all__ = ["DEFAULT_GATEWAY_URL", "AsyncClient", "SessionCredentials"]
+
+DEFAULT_GATEWAY_URL = "http://127.0.0.1:8765"
+MAX_WAIT_S = 60.0
+_RECONNECT_MAX_S = 5.0
+
+
+class SessionCredentials(BaseModel):
+    """What `create_session` returns: the session id, its two tokens and the inbox URL."""
+
+    session_id: str
+    agent_token: str
+    answer_token: str
+    answer_url: str
+
+
+def _error_from(response: httpx.Response) -> Exception:
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        text = response.text[:300] or response.reason_phrase
+        return GatewayError(response.status_code, "http_error", text, body)
+    error = str(body.get("error", "http_error"))
+    message = str(body.get("message", response.reason_phrase))
+    status = response.status_code
+    if error == "invalid_ask":
+        problems = [
+            Problem(str(p.get("path", "")), str(p.get("message", "")))
+            for p in body.get("problems") or []
+            if isinstance(p, dict)
+        ]
+        return InvalidAsk(problems or [Problem("", message)])
+    if error == "invalid_answer":
+        answer_error = InvalidAnswer(message)
+        answer_error.question = body.get("question")
+        return answer_error
+    if error == "already_settled" and isinstance(body.get("interaction"), dict):
+        return AlreadySettled(Interaction.model_validate(body["interaction"]), message)
+    if status == 401:
+        return Unauthorized(message)
+    if status == 403:
+        return Forbidden(message)
+    if status == 404:
+        return NotFound(message)
+    return GatewayError(status, error, message, body)
+
+
+def _with_secrets(body: dict[str, Any]) -> Interaction:
+    """The interaction of an envelope, with secret values put back on its answers (in
+    memory, as `SecretStr`, exactly like the runtime hands them to an in-process host)."""
+    interaction = Interaction.model_validate(body["interaction"])
+    secrets: dict[str, str] = body.get("secrets") or {}
+    result = interaction.result
+    if not secrets or result is None:
+        return interaction
+    answers = tuple(
+        answer.model_copy(update={"secret_value": SecretStr(secrets[answer.id])})
+        if answer.id in secrets
+        else answer
+        for answer in result.answers
+    )
+    return interaction.model_copy(update={"result": result.model_copy(update={"answers": answers})})
+
+
+class AsyncClient:
+    """Talk to a midturn gateway. Use as an async context manager or call `aclose()`.
+
+    `token` is an admin, agent or answer token; which methods work depends on it (see
+    docs/protocol.md). `transport` is passed to httpx (e.g. `httpx.MockTransport`)."""
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_GATEWAY_URL,
+        token: str | None = None,
+        *,
+        timeout: float = 30.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.base_url = base_url.rstrip("/")
+        self._timeout = timeout
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
+        )
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        has_body: bool = False,
+        params: dict[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> Any:
+        content = json.dumps(json_body).encode() if has_body or json_body is not None else None
+        response = await self._http.request(
+            method,
+            path,
+            content=content,
+            headers={"Content-Type": "application/json"} if content is not None else None,
+            params=params,
+            timeout=timeout if timeout is not None else self._timeout,
+        )
+        if response.status_code >= 400:
+            raise _error_from(response)
+        return response.json()
+
+    # -- sessions -----------------------------------------------------------------------
+
+    async def create_session(self, meta: dict[str, Any] | None = None) -> SessionCredentials:
+        """A new session and its tokens (admin token)."""
+        body = await self._call("POST", "/v1/sessions", json_body={"meta": meta or {}})
+        return SessionCredentials.model_validate(body)
+
+    async def whoami(self) -> dict[str, Any]:
+        """`{role, session_id}` of this client's token."""
+        body: dict[str, Any] = await self._call("GET", "/v1/whoami")
+        return body
+
+    # -- asks ---------------------------------------------------------------------------
+
+    async def ask(
+        self,
+        session_id: str,
+        tool_input: Any,
+        *,
+        dialect: str = "midturn",
+        tool_call_id: str | None = None,
+        turn_id: str = "turn",
+    ) -> Interaction:
+        """Park an ask (raises `InvalidAsk`); a repeated `tool_call_id` returns the
+        existing ask."""
+        body = {
+            "tool_input": tool_input,
+            "dialect": dialect,
+            "tool_call_id": tool_call_id,
+            "turn_id": turn_id,
+        }
+        reply = await self._call("POST", f"/v1/sessions/{session_id}/asks", json_body=body)
+        return _with_secrets(reply)
+
+    async def get(self, interaction_id: str, *, wait: float = 0, kind: str = "ask") -> Interaction:
+        """The ask (or, with `kind="permission"`, the permission); `wait` ≤ 60 s long-polls."""
+        if not 0 <= wait <= MAX_WAIT_S:
+            raise UsageError(f"wait={wait} is out of range; use 0–60 seconds (or `wait()`)")
+        route = "asks" if kind == "ask" else "permissions"
+        reply = await self._call(
+            "GET",
+            f"/v1/{route}/{interaction_id}",
+            params={"wait": wait} if wait else None,
+            timeout=self._timeout + wait,
+        )
+        return _with_secrets(reply)
+
+    async def wait(
+        self, interaction_id: str, timeout: float | None = None, *, kind: str = "ask"
+    ) -> Interaction:
+        """Wait until the interaction settles, or `timeout` seconds pass (then it comes
+        back pending). Long-polls in steps of at most 60 s."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            remaining = MAX_WAIT_S if deadline is None else max(0.0, deadline - loop.time())
+            interaction = await self.get(interaction_id, wait=min(MAX_WAIT_S, remaining), kind=kind)
+            if not interaction.pending or (deadline is not None and loop.time() >= deadline):
+                return interaction
+
+    async def ask_and_wait(
+        self,
+        session_id: str,
+        tool_input: Any,
+        *,
+        dialect: str = "midturn",
+        tool_call_id: str | None = None,
+        turn_id: str = "turn",
+        timeout: float | None = None,
+    ) -> Interaction:
+        """Park an ask and wait for it to settle (see `ask` and `wait`)."""
+        parked = await self.ask(
+            session_id, tool_input, dialect=dialect, tool_call_id=tool_call_id, turn_id=turn_id
+        )
+        if not parked.pending:
+            return parked
+        return await self.wait(parked.id, timeout)
+
+    async def answer(self, interaction_id: str, payload: Any) -> Settled:
+        """Answer an ask in any shape of SPEC §2.4. Raises `InvalidAnswer` (the ask stays
+        pending) or `AlreadySettled` (with the settled interaction)."""
+        reply = await self._call(
+            "POST", f"/v1/asks/{interaction_id}/answer", json_body=payload, has_body=True
+        )
+        return Settled(Interaction.model_validate(reply["interaction"]), reply["duplicate"])
+
+    async def cancel(self, interaction_id: str) -> Settled:
+        """Cancel one pending ask (agent token)."""
+        reply = await self._call("POST", f"/v1/asks/{interaction_id}/cancel")
+        return Settled(Interaction.model_validate(reply["interaction"]), reply["duplicate"])
+
+    # -- permissions --------------------------------------------------------------------
+
+    async def request_permission(
+        self,
+        session_id: str,
+        *,
+        tool: str,
+        summary: str,
+        risk: Risk = "medium",
+        details: str | None = None,
+        tool_call_id: str | None = None,
+        turn_id: str = "turn",
+        timeout_s: float | None = None,
+    ) -> Interaction:
+        """Park a permission request (agent token)."""
+        body = {
+            "tool": tool,
+            "summary": summary,
+            "risk": risk,
+            "details": details,
+            "tool_call_id": tool_call_id,
+            "turn_id": turn_id,
+            "timeout_s": timeout_s,
+        }
+        reply = await self._call("POST", f"/v1/sessions/{session_id}/permissions", json_body=body)
+        return Interaction.model_validate(reply["interaction"])
+
+    async def decide(
+        self, interaction_id: str, decision: Decision, *, message: str | None = None
+    ) -> Settled:
+        """Allow, deny (with a message for the model) or allow for the rest of the turn."""
+        reply = await self._call(
+            "POST",
+            f"/v1/permissions/{interaction_id}/decision",
+            json_body={"decision": decision, "message": message},
+        )
+        return Settled(Interaction.model_validate(reply["interaction"]), reply["duplicate"])
+
+    # -- turns and queues ---------------------------------------------------------------
+
+    async def stop_turn(self, session_id: str, turn_id: str = "turn") -> list[Interaction]:
+        """Cancel everything the turn has parked; returns what it cancelled."""
+        reply = await self._call("POST", f"/v1/sessions/{session_id}/turns/{turn_id}/stop")
+        return [Interaction.model_validate(item) for item in reply["cancelled"]]
+
+    async def queue(self, session_id: str) -> list[Interaction]:
+        """The session's pending interactions, head first."""
+        reply = await self._call("GET", f"/v1/sessions/{session_id}/interactions")
+        return [Interaction.model_validate(item) for item in reply["interactions"]]
+
+    async def inbox(self) -> list[Interaction]:
+        """Every pending interaction, oldest first (admin token)."""
+        reply = await self._call("GET", "/v1/inbox")
+        return [Interaction.model_validate(item) for item in reply["interactions"]]
+
+    # -- events -------------------------------------------------------------------------
+
+    async def events(
+        self, session_id: str | None = None, *, after: int = 0
+    ) -> AsyncGenerator[Event, None]:
+        """Follow events (one session's, or with `session_id=None` every session's, which
+        needs the admin token) from after event id `after`, forever. A dropped connection
+        is resumed from the last event received (`Last-Event-ID`): nothing is lost or
+        repeated. Stop by breaking out of the loop."""
+        path = f"/v1/sessions/{session_id}/events" if session_id else "/v1/events"
+        last = after
+        failures = 0
+        while True:
+            headers = {"Last-Event-ID": str(last), "Accept": "text/event-stream"}
+            try:
+                async with self._http.stream(
+                    "GET", path, headers=headers, timeout=httpx.Timeout(self._timeout, read=None)
+                ) as response:
+                    if response.status_code >= 400:
+                        await response.aread()
+                        raise _error_from(response)
+                    async for frame in read_frames(response.aiter_lines()):
+                        if frame.id is None or not frame.data:
+                            continue
+                        event = Event.model_validate_json(frame.data)
+                        failures = 0
+                        last = event.id
+                        yield event
+            except httpx.TransportError:
+                pass
+            # the stream ended (dropped, or the server restarted): resume after `last`,
+            # at once the first time, then backing off while it keeps failing
+            if failures:
+                await asyncio.sleep(min(_RECONNECT_MAX_S, 0.05 * 2**failures))
+            failures += 1

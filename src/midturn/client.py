@@ -1,0 +1,184 @@
+"""HTTP clients for a midturn gateway: `AsyncClient`, and `Client`, its blocking facade.
+
+`Client` runs the same `AsyncClient` on a private event loop; there is one
+implementation of every call. Use it from synchronous code (a script, a CLI, a
+thread), not from inside a running event loop (use `AsyncClient` there).
+
+    with midturn.Client("http://127.0.0.1:8765", agent_token) as client:
+        done = client.ask_and_wait(session_id, {"questions": [...]}, tool_call_id="call_1")
+        print(midturn.render(done.result).text)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Iterator
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import httpx
+
+from midturn._client_async import DEFAULT_GATEWAY_URL, AsyncClient, SessionCredentials
+from midturn.contract._interactions import Decision, Event, Interaction, Risk
+from midturn.errors import UsageError
+from midturn.runtime import Settled
+
+__all__ = ["DEFAULT_GATEWAY_URL", "AsyncClient", "Client", "SessionCredentials"]
+
+T = TypeVar("T")
+
+
+class Client:
+    """The blocking form of `AsyncClient`: the same methods, the same errors."""
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_GATEWAY_URL,
+        token: str | None = None,
+        *,
+        timeout: float = 30.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self._runner = asyncio.Runner()
+        self._async = AsyncClient(base_url, token, timeout=timeout, transport=transport)
+        self.base_url = self._async.base_url
+        self._closed = False
+
+    def _run(self, work: Coroutine[Any, Any, T]) -> T:
+        if self._closed:
+            work.close()
+            raise UsageError("this midturn.Client is closed; create a new one")
+        return self._runner.run(work)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        try:
+            self._runner.run(self._async.aclose())
+        finally:
+            self._closed = True
+            self._runner.close()
+
+    def create_session(self, meta: dict[str, Any] | None = None) -> SessionCredentials:
+        return self._run(self._async.create_session(meta))
+
+    def whoami(self) -> dict[str, Any]:
+        return self._run(self._async.whoami())
+
+    def ask(
+        self,
+        session_id: str,
+        tool_input: Any,
+        *,
+        dialect: str = "midturn",
+        tool_call_id: str | None = None,
+        turn_id: str = "turn",
+    ) -> Interaction:
+        return self._run(
+            self._async.ask(
+                session_id, tool_input, dialect=dialect, tool_call_id=tool_call_id, turn_id=turn_id
+            )
+        )
+
+    def get(self, interaction_id: str, *, wait: float = 0, kind: str = "ask") -> Interaction:
+        return self._run(self._async.get(interaction_id, wait=wait, kind=kind))
+
+    def wait(
+        self, interaction_id: str, timeout: float | None = None, *, kind: str = "ask"
+    ) -> Interaction:
+        return self._run(self._async.wait(interaction_id, timeout, kind=kind))
+
+    def ask_and_wait(
+        self,
+        session_id: str,
+        tool_input: Any,
+        *,
+        dialect: str = "midturn",
+        tool_call_id: str | None = None,
+        turn_id: str = "turn",
+        timeout: float | None = None,
+    ) -> Interaction:
+        return self._run(
+            self._async.ask_and_wait(
+                session_id,
+                tool_input,
+                dialect=dialect,
+                tool_call_id=tool_call_id,
+                turn_id=turn_id,
+                timeout=timeout,
+            )
+        )
+
+    def answer(self, interaction_id: str, payload: Any) -> Settled:
+        return self._run(self._async.answer(interaction_id, payload))
+
+    def cancel(self, interaction_id: str) -> Settled:
+        return self._run(self._async.cancel(interaction_id))
+
+    def request_permission(
+        self,
+        session_id: str,
+        *,
+        tool: str,
+        summary: str,
+        risk: Risk = "medium",
+        details: str | None = None,
+        tool_call_id: str | None = None,
+        turn_id: str = "turn",
+        timeout_s: float | None = None,
+    ) -> Interaction:
+        return self._run(
+            self._async.request_permission(
+                session_id,
+                tool=tool,
+                summary=summary,
+                risk=risk,
+                details=details,
+                tool_call_id=tool_call_id,
+                turn_id=turn_id,
+                timeout_s=timeout_s,
+            )
+        )
+
+    def decide(
+        self, interaction_id: str, decision: Decision, *, message: str | None = None
+    ) -> Settled:
+        return self._run(self._async.decide(interaction_id, decision, message=message))
+
+    def stop_turn(self, session_id: str, turn_id: str = "turn") -> list[Interaction]:
+        return self._run(self._async.stop_turn(session_id, turn_id))
+
+    def queue(self, session_id: str) -> list[Interaction]:
+        return self._run(self._async.queue(session_id))
+
+    def inbox(self) -> list[Interaction]:
+        return self._run(self._async.inbox())
+
+    def events(self, session_id: str | None = None, *, after: int = 0) -> Iterator[Event]:
+        """Follow events, resuming after a dropped connection (see `AsyncClient.events`).
+        Close the iterator (or break out of the loop) to stop."""
+        stream = self._async.events(session_id, after=after)
+
+        async def following() -> Event:
+            return await anext(stream)
+
+        try:
+            while True:
+                try:
+                    yield self._run(following())
+                except StopAsyncIteration:
+                    return
+        finally:
+            if not self._closed:
+                self._runner.run(stream.aclose())
