@@ -1,29 +1,30 @@
 """The SQLite store (`sqlite:///relative/path.db`, `sqlite:////absolute/path.db`): the
 embedded default, one file several processes can share (docs/storage.md).
 
-One connection per store object, in autocommit mode; every write is an explicit
-`BEGIN IMMEDIATE … COMMIT`, which takes SQLite's single write lock up front. So a
-settle's compare-and-set (`UPDATE … WHERE id = ? AND status = 'pending'`) and its event
-inserts commit together, and two processes can never both settle one interaction. Within
-the process an asyncio lock keeps one statement sequence on the connection at a time.
+Each store object owns one connection and one worker thread. Every operation is a plain
+function run whole on that thread — a write as one `BEGIN IMMEDIATE … COMMIT`, which
+takes SQLite's single write lock up front — so an operation costs one thread hop, the
+thread serializes this object's operations without an asyncio lock, and a settle's
+compare-and-set (`UPDATE … WHERE id = ? AND status = 'pending'`) commits together with
+its events: two processes can never both settle one interaction. A caller cancelled while
+its operation runs does not undo it; the operation completes, and its events are
+announced to listeners all the same.
 
 Listeners hear the appends made through this store object. Appends by another process
-reach a reader when it next reads the log (there is no cross-process wake-up for SQLite;
-use PostgreSQL for several live processes).
+reach a reader when it next reads the log (SQLite has no cross-process wake-up; use
+PostgreSQL for several live replicas).
 """
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote
-
-import aiosqlite
 
 from midturn.contract._interactions import (
     Event,
@@ -59,6 +60,9 @@ DEFAULT_SQLITE_PATH = ".midturn/midturn.db"
 DEFAULT_SQLITE_URL = f"sqlite:///{DEFAULT_SQLITE_PATH}"
 BUSY_TIMEOUT_MS = 30_000
 
+T = TypeVar("T")
+Db = sqlite3.Connection
+
 _INSERT_INTERACTION = (
     "INSERT INTO midturn_interactions (id, kind, session_id, turn_id, tool_call_id, status,"
     " created_at, settled_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -67,10 +71,16 @@ _INSERT_EVENT = (
     "INSERT INTO midturn_events (type, session_id, turn_id, interaction_id, at, body)"
     " VALUES (?, ?, ?, ?, ?, ?)"
 )
+_INSERT_SESSION = (
+    "INSERT INTO midturn_sessions (id, agent_token_hash, answer_token_hash, created_at, body)"
+    " VALUES (?, ?, ?, ?, ?)"
+)
 _SETTLE = (
     "UPDATE midturn_interactions SET status = ?, settled_at = ?, body = ?"
     " WHERE id = ? AND status = 'pending'"
 )
+_BY_ID = "SELECT body FROM midturn_interactions WHERE id = ?"
+_BY_TOOL_CALL = "SELECT body FROM midturn_interactions WHERE session_id = ? AND tool_call_id = ?"
 
 
 def sqlite_path(url: str) -> str:
@@ -104,71 +114,64 @@ class SqliteStore(Store):
         super().__init__()
         self.url = url
         self.path = sqlite_path(url)
-        self._db: aiosqlite.Connection | None = None
-        self._lock = asyncio.Lock()
+        self._db: Db | None = None
+        self._worker: ThreadPoolExecutor | None = None
+        self._opening = asyncio.Lock()
 
     # -- lifecycle -------------------------------------------------------------------
 
     async def open(self) -> None:
-        if self._db is not None:
-            return
-        try:
-            if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            db = await aiosqlite.connect(self.path, isolation_level=None, cached_statements=256)
-        except (OSError, sqlite3.Error) as error:
-            raise UsageError(
-                f"cannot open the SQLite file {self.path!r} ({error}); check the path in "
-                f"{self.url!r} and that this process may write there"
-            ) from error
-        try:
-            await db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            await db.execute("PRAGMA journal_mode = WAL")
-            await db.execute("PRAGMA synchronous = NORMAL")
-            await db.execute("PRAGMA foreign_keys = ON")
-            await _migrate(db)
-        except BaseException:
-            await db.close()
-            raise
-        self._db = db
+        async with self._opening:
+            if self._db is not None:
+                return
+            worker = ThreadPoolExecutor(1, thread_name_prefix="midturn-sqlite")
+            try:
+                self._db = await asyncio.get_running_loop().run_in_executor(
+                    worker, _connect, self.path, self.url
+                )
+            except BaseException:
+                worker.shutdown(wait=False)
+                raise
+            self._worker = worker
 
     async def aclose(self) -> None:
-        if self._db is None:
-            return
-        async with self._lock:
-            db, self._db = self._db, None
-            if db is not None:
-                await db.close()
+        async with self._opening:
+            db, worker = self._db, self._worker
+            self._db = self._worker = None
+            if db is not None and worker is not None:
+                await asyncio.get_running_loop().run_in_executor(worker, db.close)
+                worker.shutdown(wait=False)
 
     async def schema_version(self) -> int:
-        rows = await self._read("SELECT coalesce(max(version), 0) FROM midturn_migrations")
-        return int(rows[0][0])
+        return await self._run(_schema_version)
 
-    def _conn(self) -> aiosqlite.Connection:
-        if self._db is None:
+    async def _run(self, operation: Callable[[Db], T]) -> T:
+        """Run `operation` whole on this store's thread."""
+        db, worker = self._db, self._worker
+        if db is None or worker is None:
             raise UsageError(NOT_OPEN)
-        return self._db
+        future = asyncio.get_running_loop().run_in_executor(worker, operation, db)
+        return await asyncio.shield(future)
 
-    async def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        db = self._conn()
-        async with self._lock:
-            return list(await db.execute_fetchall(sql, params))
+    async def _write(self, operation: Callable[[Db], tuple[T, tuple[Event, ...]]]) -> T:
+        """Run `operation` in one write transaction; announce the events it appended once
+        it has committed, even if the caller was cancelled meanwhile."""
+        db, worker = self._db, self._worker
+        if db is None or worker is None:
+            raise UsageError(NOT_OPEN)
+        future = asyncio.get_running_loop().run_in_executor(worker, _transaction, db, operation)
+        future.add_done_callback(self._announce)
+        result, _ = await asyncio.shield(future)
+        return result
 
-    @asynccontextmanager
-    async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
-        """One write transaction, holding SQLite's write lock from its first statement."""
-        db = self._conn()
-        async with self._lock:
-            await db.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-                await db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    await db.execute("ROLLBACK")
-                raise
+    def _announce(self, future: asyncio.Future[tuple[Any, tuple[Event, ...]]]) -> None:
+        if future.cancelled() or future.exception() is not None:
+            return
+        _, appended = future.result()
+        if appended:
+            self._notify(appended[-1].id)
 
-    # -- sessions ----------------------------------------------------------------------
+    # -- sessions --------------------------------------------------------------------
 
     async def create_session(self, session: SessionRecord) -> None:
         params = (
@@ -178,65 +181,74 @@ class SqliteStore(Store):
             sort_key_time(session.created_at),
             dump_session(session),
         )
-        async with self._write() as db:
+
+        def insert(db: Db) -> tuple[None, tuple[Event, ...]]:
             try:
-                await db.execute(
-                    "INSERT INTO midturn_sessions (id, agent_token_hash, answer_token_hash,"
-                    " created_at, body) VALUES (?, ?, ?, ?, ?)",
-                    params,
-                )
+                db.execute(_INSERT_SESSION, params)
             except sqlite3.IntegrityError as error:
                 raise UsageError(
                     f"a session with id {session.id!r} already exists; choose another id"
                 ) from error
+            return None, ()
+
+        await self._write(insert)
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
-        rows = await self._read("SELECT body FROM midturn_sessions WHERE id = ?", (session_id,))
-        return load_session(rows[0][0]) if rows else None
+        def get(db: Db) -> SessionRecord | None:
+            row = db.execute("SELECT body FROM midturn_sessions WHERE id = ?", (session_id,))
+            found = row.fetchone()
+            return None if found is None else load_session(found[0])
+
+        return await self._run(get)
 
     async def list_sessions(self) -> list[SessionRecord]:
-        rows = await self._read("SELECT body FROM midturn_sessions ORDER BY created_at, seq")
-        return [load_session(row[0]) for row in rows]
+        def every(db: Db) -> list[SessionRecord]:
+            rows = db.execute("SELECT body FROM midturn_sessions ORDER BY created_at, seq")
+            return [load_session(body) for (body,) in rows]
 
-    # -- interactions ------------------------------------------------------------------
+        return await self._run(every)
+
+    # -- interactions ----------------------------------------------------------------
 
     async def create_interaction(
         self, interaction: Interaction, events: Sequence[NewEvent] = ()
     ) -> tuple[Interaction, bool, tuple[Event, ...]]:
         check_new_interaction(interaction)
-        columns = interaction_columns(interaction)
-        async with self._write() as db:
+        params = tuple(interaction_columns(interaction).values())
+        bodies = [dump_event(new) for new in events]
+
+        def create(db: Db) -> tuple[tuple[Interaction, bool, tuple[Event, ...]], tuple[Event, ...]]:
             if interaction.tool_call_id is not None:
-                rows = await db.execute_fetchall(
-                    "SELECT body FROM midturn_interactions"
-                    " WHERE session_id = ? AND tool_call_id = ?",
-                    (interaction.session_id, interaction.tool_call_id),
-                )
-                if rows:
-                    return load_interaction(next(iter(rows))[0]), False, ()
+                found = db.execute(
+                    _BY_TOOL_CALL, (interaction.session_id, interaction.tool_call_id)
+                ).fetchone()
+                if found is not None:
+                    return (load_interaction(found[0]), False, ()), ()
             try:
-                await db.execute(_INSERT_INTERACTION, tuple(columns.values()))
+                db.execute(_INSERT_INTERACTION, params)
             except sqlite3.IntegrityError as error:
                 raise UsageError(
                     f"an interaction with id {interaction.id!r} already exists; "
                     "give each interaction a fresh id"
                 ) from error
-            appended = await _insert_events(db, events)
-        self._announce(appended)
-        return interaction, True, appended
+            appended = _insert_events(db, events, bodies)
+            return (interaction, True, appended), appended
+
+        return await self._write(create)
 
     async def get_interaction(self, interaction_id: str) -> Interaction | None:
-        rows = await self._read(
-            "SELECT body FROM midturn_interactions WHERE id = ?", (interaction_id,)
-        )
-        return load_interaction(rows[0][0]) if rows else None
+        def get(db: Db) -> Interaction | None:
+            found = db.execute(_BY_ID, (interaction_id,)).fetchone()
+            return None if found is None else load_interaction(found[0])
+
+        return await self._run(get)
 
     async def find_by_tool_call(self, session_id: str, tool_call_id: str) -> Interaction | None:
-        rows = await self._read(
-            "SELECT body FROM midturn_interactions WHERE session_id = ? AND tool_call_id = ?",
-            (session_id, tool_call_id),
-        )
-        return load_interaction(rows[0][0]) if rows else None
+        def find(db: Db) -> Interaction | None:
+            found = db.execute(_BY_TOOL_CALL, (session_id, tool_call_id)).fetchone()
+            return None if found is None else load_interaction(found[0])
+
+        return await self._run(find)
 
     async def settle(
         self,
@@ -249,15 +261,13 @@ class SqliteStore(Store):
         settled_at: datetime | None = None,
         events: Sequence[NewEvent] = (),
     ) -> Settle:
-        async with self._write() as db:
-            rows = list(
-                await db.execute_fetchall(
-                    "SELECT body FROM midturn_interactions WHERE id = ?", (interaction_id,)
-                )
-            )
-            if not rows:
+        bodies = [dump_event(new) for new in events]
+
+        def settle(db: Db) -> tuple[Settle, tuple[Event, ...]]:
+            found = db.execute(_BY_ID, (interaction_id,)).fetchone()
+            if found is None:
                 raise NotFound(f"no interaction with id {interaction_id!r} in this store")
-            current = load_interaction(rows[0][0])
+            current = load_interaction(found[0])
             settled = settled_copy(
                 current,
                 status=status,
@@ -267,16 +277,17 @@ class SqliteStore(Store):
                 settled_at=settled_at,
             )
             if current.status != "pending":
-                return Settle(interaction=current, won=False)
+                return Settle(interaction=current, won=False), ()
             columns = interaction_columns(settled)
-            cursor = await db.execute(
+            cursor = db.execute(
                 _SETTLE, (status, columns["settled_at"], columns["body"], interaction_id)
             )
             if cursor.rowcount != 1:  # pragma: no cover - the write lock rules this out
-                return Settle(interaction=current, won=False)
-            appended = await _insert_events(db, events)
-        self._announce(appended)
-        return Settle(interaction=settled, won=True, events=appended)
+                return Settle(interaction=current, won=False), ()
+            appended = _insert_events(db, events, bodies)
+            return Settle(interaction=settled, won=True, events=appended), appended
+
+        return await self._write(settle)
 
     async def list_interactions(
         self,
@@ -306,49 +317,73 @@ class SqliteStore(Store):
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        return [load_interaction(row[0]) for row in await self._read(sql, params)]
 
-    # -- events ------------------------------------------------------------------------
+        def select(db: Db) -> list[Interaction]:
+            return [load_interaction(body) for (body,) in db.execute(sql, params)]
 
-    def _announce(self, appended: tuple[Event, ...]) -> None:
-        if appended:
-            self._notify(appended[-1].id)
+        return await self._run(select)
+
+    # -- events ----------------------------------------------------------------------
 
     async def append_events(self, events: Sequence[NewEvent]) -> tuple[Event, ...]:
-        self._conn()
+        if self._db is None:
+            raise UsageError(NOT_OPEN)
         if not events:
             return ()
-        async with self._write() as db:
-            appended = await _insert_events(db, events)
-        self._announce(appended)
-        return appended
+        bodies = [dump_event(new) for new in events]
+
+        def append(db: Db) -> tuple[tuple[Event, ...], tuple[Event, ...]]:
+            appended = _insert_events(db, events, bodies)
+            return appended, appended
+
+        return await self._write(append)
 
     async def read_events(
         self, after_id: int = 0, *, session_id: str | None = None, limit: int = 1000
     ) -> list[Event]:
         check_limit(limit)
         if session_id is None:
-            rows = await self._read(
-                "SELECT id, body FROM midturn_events WHERE id > ? ORDER BY id LIMIT ?",
-                (after_id, limit),
-            )
+            sql = "SELECT id, body FROM midturn_events WHERE id > ? ORDER BY id LIMIT ?"
+            params: tuple[Any, ...] = (after_id, limit)
         else:
-            rows = await self._read(
+            sql = (
                 "SELECT id, body FROM midturn_events"
-                " WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
-                (session_id, after_id, limit),
+                " WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?"
             )
-        return [load_event(row[0], row[1]) for row in rows]
+            params = (session_id, after_id, limit)
+
+        def select(db: Db) -> list[Event]:
+            return [load_event(event_id, body) for event_id, body in db.execute(sql, params)]
+
+        return await self._run(select)
 
     async def last_event_id(self) -> int:
-        rows = await self._read("SELECT coalesce(max(id), 0) FROM midturn_events")
-        return int(rows[0][0])
+        def newest(db: Db) -> int:
+            return int(db.execute("SELECT coalesce(max(id), 0) FROM midturn_events").fetchone()[0])
+
+        return await self._run(newest)
 
 
-async def _insert_events(db: aiosqlite.Connection, events: Sequence[NewEvent]) -> tuple[Event, ...]:
+# -- on the store's thread -------------------------------------------------------------
+
+
+def _transaction(db: Db, operation: Callable[[Db], T]) -> T:
+    """`operation` inside `BEGIN IMMEDIATE … COMMIT`, rolled back if it raises."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        result = operation(db)
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return result
+
+
+def _insert_events(db: Db, events: Sequence[NewEvent], bodies: list[str]) -> tuple[Event, ...]:
     appended = []
-    for new in events:
-        cursor = await db.execute(
+    for new, body in zip(events, bodies, strict=True):
+        cursor = db.execute(
             _INSERT_EVENT,
             (
                 new.type,
@@ -356,7 +391,7 @@ async def _insert_events(db: aiosqlite.Connection, events: Sequence[NewEvent]) -
                 new.turn_id,
                 new.interaction_id,
                 sort_key_time(new.at),
-                dump_event(new),
+                body,
             ),
         )
         assert cursor.lastrowid is not None
@@ -364,30 +399,47 @@ async def _insert_events(db: aiosqlite.Connection, events: Sequence[NewEvent]) -
     return tuple(appended)
 
 
-async def _migrate(db: aiosqlite.Connection) -> None:
-    """Apply the migrations this file lacks, all in one transaction (idempotent; safe
-    when several processes open the same file at once)."""
-    await db.execute("BEGIN IMMEDIATE")
+def _schema_version(db: Db) -> int:
+    return int(db.execute("SELECT coalesce(max(version), 0) FROM midturn_migrations").fetchone()[0])
+
+
+def _connect(path: str, url: str) -> Db:
+    """Open the file (making its folder), set the pragmas and apply pending migrations."""
     try:
-        await db.execute(MIGRATIONS_TABLE)
-        rows = list(
-            await db.execute_fetchall("SELECT coalesce(max(version), 0) FROM midturn_migrations")
-        )
-        current = int(rows[0][0])
-        if current > len(MIGRATIONS):
-            raise UsageError(
-                f"the SQLite file is at schema version {current}, newer than this midturn "
-                f"knows ({len(MIGRATIONS)}); upgrade midturn to use it"
-            )
-        for migration in MIGRATIONS[current:]:
-            for statement in migration.statements:
-                await db.execute(statement)
-            await db.execute(
-                "INSERT INTO midturn_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                (migration.version, migration.name, sort_key_time(utcnow())),
-            )
-        await db.execute("COMMIT")
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, isolation_level=None, cached_statements=256)
+    except (OSError, sqlite3.Error) as error:
+        raise UsageError(
+            f"cannot open the SQLite file {path!r} ({error}); check the path in {url!r} "
+            "and that this process may write there"
+        ) from error
+    try:
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("PRAGMA foreign_keys = ON")
+        _transaction(db, _migrate)
     except BaseException:
-        if db.in_transaction:
-            await db.execute("ROLLBACK")
+        db.close()
         raise
+    return db
+
+
+def _migrate(db: Db) -> None:
+    """Apply the migrations this file lacks (idempotent; run inside one transaction, so
+    several processes opening one file at once migrate it once)."""
+    db.execute(MIGRATIONS_TABLE)
+    current = _schema_version(db)
+    if current > len(MIGRATIONS):
+        raise UsageError(
+            f"the SQLite file is at schema version {current}, newer than this midturn "
+            f"knows ({len(MIGRATIONS)}); upgrade midturn to use it"
+        )
+    for migration in MIGRATIONS[current:]:
+        for statement in migration.statements:
+            db.execute(statement)
+        db.execute(
+            "INSERT INTO midturn_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+            (migration.version, migration.name, sort_key_time(utcnow())),
+        )
