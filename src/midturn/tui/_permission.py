@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -138,10 +139,14 @@ async def pick_permission(
     output: Output | None = None,
     repeat_window_s: float = 0.5,
     leave_summary: bool = True,
+    clock: Callable[[], float] = time.monotonic,
 ) -> PermissionChoice:
-    """Show a permission request in the terminal; return the decision (or a stop)."""
+    """Show a permission request in the terminal; return the decision (or a stop).
+
+    The options are those of `pick`: an Enter that arrives within `repeat_window_s` of
+    the picker opening (typeahead, a held key) does not decide anything."""
     state = PermissionState(request, repeat_window_s=repeat_window_s)
-    state.guard.armed("enter", time.monotonic())  # typeahead Enter must not approve
+    state.guard.armed("enter", clock())
     kb = KeyBindings()
 
     def done(event: KeyPressEvent, choice: PermissionChoice | None) -> None:
@@ -159,7 +164,7 @@ async def pick_permission(
     @kb.add("enter")
     @kb.add("c-j")
     def _enter(event: KeyPressEvent) -> None:
-        state.enter(time.monotonic())
+        state.enter(clock())
         done(event, state.choice)
 
     @kb.add("c-c")

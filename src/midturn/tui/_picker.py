@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +43,7 @@ class PickerResult:
         return self.payload is None
 
 
-def _bindings(state: PickerState, finish: Any) -> KeyBindings:
+def _bindings(state: PickerState, finish: Any, clock: Callable[[], float]) -> KeyBindings:
     kb = KeyBindings()
 
     def after(event: KeyPressEvent) -> None:
@@ -69,12 +70,12 @@ def _bindings(state: PickerState, finish: Any) -> KeyBindings:
     @kb.add("enter")
     @kb.add("c-j")
     def _enter(event: KeyPressEvent) -> None:
-        state.enter(time.monotonic())
+        state.enter(clock())
         after(event)
 
     @kb.add("escape", eager=True)
     def _escape(event: KeyPressEvent) -> None:
-        state.escape(time.monotonic())
+        state.escape(clock())
         after(event)
 
     @kb.add("space")
@@ -127,15 +128,20 @@ async def pick(
     output: Output | None = None,
     repeat_window_s: float = DEFAULT_REPEAT_WINDOW_S,
     leave_summary: bool = True,
+    clock: Callable[[], float] = time.monotonic,
 ) -> PickerResult:
     """Show `ask` in the terminal and return what the person answered.
 
     `input` and `output` default to the process's terminal; pass prompt_toolkit ones
     to run elsewhere (a pipe in tests, `/dev/tty`). Cancelling the call closes the
     picker and leaves the terminal as it was.
+
+    `repeat_window_s` is how long a repeat of Enter or Esc is ignored after that key moved
+    the picker on (and after the picker opens, so typeahead cannot pick); 0 turns it off.
+    `clock` is the time source for that guard.
     """
     state = PickerState(ask, repeat_window_s=repeat_window_s)
-    state.guard.armed("enter", time.monotonic())  # typeahead Enter must not pick
+    state.guard.armed("enter", clock())  # typeahead Enter must not pick
 
     def finish(event: KeyPressEvent) -> None:
         if not event.app.is_done:
@@ -148,7 +154,7 @@ async def pick(
         return summary_lines(done, width) if leave_summary else []
 
     done: PickerState = await run_inline(
-        draw, _bindings(state, finish), summary=summary, input=input, output=output
+        draw, _bindings(state, finish, clock), summary=summary, input=input, output=output
     )
     text = tuple("".join(t for _, t in line) for line in summary_lines(done))
     return PickerResult(None if done.phase == "stopped" else done.payload(), text)

@@ -75,6 +75,7 @@ class PickerState:
         self.index = 0
         self.phase: Phase = "question"
         self.review_cursor = len(ask.questions)  # on Submit
+        self.reviewed = False  # once the review was seen, confirming returns to it
         self.notice: str | None = None
         self.guard = RepeatGuard(repeat_window_s)
 
@@ -132,7 +133,7 @@ class PickerState:
     def right(self) -> None:
         self.notice = None
         if self.phase == "question":
-            self._advance()
+            self._advance(step=True)
 
     def enter(self, now: float) -> None:
         """Enter: pick, toggle, confirm typed text, Done, or Submit on the review."""
@@ -282,11 +283,14 @@ class PickerState:
             return
         self._commit(tuple(sorted(draft.chosen)), other)
 
-    def _advance(self) -> None:
-        if self.index + 1 < len(self.drafts):
+    def _advance(self, *, step: bool = False) -> None:
+        if self.reviewed and not step:
+            self.phase, self.review_cursor = "review", len(self.drafts)
+        elif self.index + 1 < len(self.drafts):
             self._enter_question(self.index + 1)
         elif self.multi_question:
             self.phase, self.review_cursor = "review", len(self.drafts)
+            self.reviewed = True
         else:
             self.phase = "submitted"
 
