@@ -8,6 +8,7 @@ store object on the same data.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -354,6 +355,26 @@ async def test_of_fifty_concurrent_settles_exactly_one_wins(store: Store) -> Non
         "user_question_requested",
         "user_question_answered",
     ]
+
+
+async def test_a_cancelled_settle_happens_whole_or_not_at_all(store: Store) -> None:
+    interaction = make_ask("i1")
+    await store.create_interaction(interaction)
+    for steps in range(3):  # cancel after 0, 1 and 2 steps of the settle
+        task = asyncio.create_task(
+            store.settle("i1", status="cancelled", events=[answered(interaction)])
+        )
+        for _ in range(steps):
+            await asyncio.sleep(0)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        stored = await store.get_interaction("i1")
+        assert stored is not None
+        events = await store.read_events()
+        assert (stored.status, len(events)) in (("pending", 0), ("cancelled", 1))
+        if stored.status == "cancelled":
+            break
 
 
 async def test_settling_a_settled_interaction_loses_and_changes_nothing(store: Store) -> None:

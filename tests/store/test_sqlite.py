@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from midturn.contract._interactions import Interaction
+from midturn.contract._interactions import Interaction, NewEvent
 from midturn.errors import UsageError
 from midturn.store import open_store
 from midturn.store._sqlite import sqlite_path
@@ -175,3 +175,25 @@ async def test_of_several_processes_settling_one_interaction_exactly_one_wins(
         events = await store.read_events()
     assert settled is not None and settled.settled_by == winners[0]
     assert [event.data["by"] for event in events] == winners
+
+
+async def test_a_settle_whose_caller_is_cancelled_completes_and_is_announced(
+    tmp_path: Path,
+) -> None:
+    async with open_store(f"sqlite:///{tmp_path / 'm.db'}") as store:
+        await store.create_interaction(pending_ask())
+        heard = asyncio.Event()
+        store.add_listener(lambda _: heard.set())
+        cancelled = NewEvent(
+            type="user_question_cancelled", session_id="s1", turn_id="t1", interaction_id="i1"
+        )
+        task = asyncio.create_task(store.settle("i1", status="cancelled", events=[cancelled]))
+        await asyncio.sleep(0)  # one step: the settle now runs on the store's thread
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+        await asyncio.wait_for(heard.wait(), timeout=10)
+        settled = await store.get_interaction("i1")
+        assert settled is not None and settled.status == "cancelled"
+        assert [event.type for event in await store.read_events()] == ["user_question_cancelled"]
