@@ -10,8 +10,10 @@ which midturn takes for itself (any other is passed on to asyncpg):
 
 How it stays correct with many processes:
 
-- Settling is a compare-and-set, `UPDATE … WHERE id = $1 AND status = 'pending'
-  RETURNING …`, in the same transaction as the inserts of its events. PostgreSQL locks
+- Every write is one statement, so one round trip and one transaction
+  (`_postgres_sql.py`). Settling is a compare-and-set, `UPDATE … WHERE id = $1 AND
+  status = 'pending' RETURNING …`, in the same statement as the inserts of its events,
+  which happen only when the update did. PostgreSQL locks
   the row for the first updater; every other waits, re-reads the row, finds it settled
   and updates nothing. Exactly one wins.
 - Event ids come from an identity column, and a sequence hands out values when they are
@@ -67,21 +69,18 @@ from midturn.store._codec import (
 )
 from midturn.store._postgres_listen import Listener
 from midturn.store._postgres_schema import advisory_key, migrate, quote_ident
+from midturn.store._postgres_sql import (
+    APPEND,
+    CHANNEL,
+    CREATE,
+    CREATE_APPENDING,
+    SETTLE,
+    SETTLE_APPENDING,
+)
 
-__all__ = ["CHANNEL", "PostgresStore"]
-
-CHANNEL = "midturn_events"
+__all__ = ["PostgresStore"]
 
 _OWN_PARAMETERS = ("schema", "pool_min", "pool_max")
-
-_INSERT_EVENTS = """
-INSERT INTO midturn_events (type, session_id, turn_id, interaction_id, body)
-SELECT type, session_id, turn_id, interaction_id, body
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
-    WITH ORDINALITY AS new (type, session_id, turn_id, interaction_id, body, position)
-ORDER BY position
-RETURNING id
-"""
 
 
 class PostgresStore(Store):
@@ -184,26 +183,28 @@ class PostgresStore(Store):
         was down is in the log, so point the readers at its end."""
         self._heard_up_to(await self.last_event_id())
 
-    async def _append(self, connection: Any, events: Sequence[NewEvent]) -> tuple[Event, ...]:
-        """Insert `events` inside the caller's transaction, under the append lock, and
-        queue the notification for its commit. The caller announces the events locally
-        (`_heard_up_to`) once the transaction has committed."""
-        if not events:
-            return ()
-        await connection.execute("SELECT pg_advisory_xact_lock($1)", self._lock_key)
-        rows = await connection.fetch(
-            _INSERT_EVENTS,
+    def _append_arguments(self, events: Sequence[NewEvent]) -> tuple[object, ...]:
+        """The seven parameters of an appending statement (see _postgres_sql.py)."""
+        return (
             [new.type for new in events],
             [new.session_id for new in events],
             [new.turn_id for new in events],
             [new.interaction_id for new in events],
             [dump_event(new) for new in events],
+            self._lock_key,
+            f":{self._origin}:{self._schema or ''}",
         )
-        ids = sorted(row["id"] for row in rows)
-        await connection.execute(
-            "SELECT pg_notify($1, $2)", CHANNEL, f"{ids[-1]}:{self._origin}:{self._schema or ''}"
+
+    def _appended(self, events: Sequence[NewEvent], ids: list[int] | None) -> tuple[Event, ...]:
+        """The events under the ids their statement drew, announced to this store's
+        listeners (the statement has committed: it ran in its own transaction)."""
+        if not ids:
+            return ()
+        appended = tuple(
+            event_from(new, event_id) for new, event_id in zip(events, ids, strict=True)
         )
-        return tuple(event_from(new, event_id) for new, event_id in zip(events, ids, strict=True))
+        self._heard_up_to(ids[-1])
+        return appended
 
     # -- sessions --------------------------------------------------------------------
 
@@ -243,38 +244,27 @@ class PostgresStore(Store):
         pool = self._db()
         check_new_interaction(interaction)
         columns = interaction_columns(interaction)
-        async with pool.acquire() as connection, connection.transaction():
-            # DO NOTHING on either unique key: a concurrent insert of the same key makes
-            # this wait for that transaction, then the reads below see its row.
-            inserted = await connection.fetchval(
-                """
-                INSERT INTO midturn_interactions
-                    (id, kind, session_id, turn_id, tool_call_id, status, created_at,
-                     settled_at, body)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-                ON CONFLICT DO NOTHING
-                RETURNING seq
-                """,
-                *columns.values(),
+        if events:
+            row = await pool.fetchrow(
+                CREATE_APPENDING, *columns.values(), *self._append_arguments(events)
             )
-            if inserted is None:
-                if interaction.tool_call_id is not None:
-                    existing = await connection.fetchval(
-                        "SELECT body FROM midturn_interactions "
-                        "WHERE session_id = $1 AND tool_call_id = $2",
-                        interaction.session_id,
-                        interaction.tool_call_id,
-                    )
-                    if existing is not None:
-                        return load_interaction(existing), False, ()
-                raise UsageError(
-                    f"an interaction with id {interaction.id!r} already exists; "
-                    "give each interaction a fresh id"
-                )
-            appended = await self._append(connection, events)
-        if appended:
-            self._heard_up_to(appended[-1].id)
-        return interaction, True, appended
+            created, ids = bool(row["changed"]), row["ids"]
+        else:
+            created, ids = await pool.fetchval(CREATE, *columns.values()) is not None, None
+        if created:
+            return interaction, True, self._appended(events, ids)
+        # Nothing inserted: one of the unique keys is taken. DO NOTHING waited for any
+        # concurrent insert of the same key to commit, so this read sees its row.
+        if interaction.tool_call_id is not None:
+            existing = await self.find_by_tool_call(
+                interaction.session_id, interaction.tool_call_id
+            )
+            if existing is not None:
+                return existing, False, ()
+        raise UsageError(
+            f"an interaction with id {interaction.id!r} already exists; "
+            "give each interaction a fresh id"
+        )
 
     async def get_interaction(self, interaction_id: str) -> Interaction | None:
         body = await self._db().fetchval(
@@ -315,28 +305,19 @@ class PostgresStore(Store):
         if current.status != "pending":
             return Settle(interaction=current, won=False)
         columns = interaction_columns(settled)
-        async with self._db().acquire() as connection, connection.transaction():
-            won = await connection.fetchval(
-                """
-                UPDATE midturn_interactions SET status = $2, settled_at = $3, body = $4
-                WHERE id = $1 AND status = 'pending'
-                RETURNING true
-                """,
-                interaction_id,
-                columns["status"],
-                columns["settled_at"],
-                columns["body"],
-            )
-            if not won:
-                # Another settle committed first; this read sees its row.
-                body = await connection.fetchval(
-                    "SELECT body FROM midturn_interactions WHERE id = $1", interaction_id
-                )
-                return Settle(interaction=load_interaction(body), won=False)
-            appended = await self._append(connection, events)
-        if appended:
-            self._heard_up_to(appended[-1].id)
-        return Settle(interaction=settled, won=True, events=appended)
+        change = (interaction_id, columns["status"], columns["settled_at"], columns["body"])
+        pool = self._db()
+        if events:
+            row = await pool.fetchrow(SETTLE_APPENDING, *change, *self._append_arguments(events))
+            won, ids = bool(row["changed"]), row["ids"]
+        else:
+            won, ids = await pool.fetchval(SETTLE, *change) is not None, None
+        if not won:
+            # Another settle committed first (the UPDATE waited for it): read its row.
+            now = await self.get_interaction(interaction_id)
+            assert now is not None  # interactions are never deleted
+            return Settle(interaction=now, won=False)
+        return Settle(interaction=settled, won=True, events=self._appended(events, ids))
 
     async def list_interactions(
         self,
@@ -376,10 +357,8 @@ class PostgresStore(Store):
         pool = self._db()
         if not events:
             return ()
-        async with pool.acquire() as connection, connection.transaction():
-            appended = await self._append(connection, events)
-        self._heard_up_to(appended[-1].id)
-        return appended
+        row = await pool.fetchrow(APPEND, *self._append_arguments(events))
+        return self._appended(events, row["ids"])
 
     async def read_events(
         self, after_id: int = 0, *, session_id: str | None = None, limit: int = 1000

@@ -1,0 +1,86 @@
+"""The PostgreSQL store's writes, each one statement (one round trip, one implicit
+transaction).
+
+A write that publishes events is a single statement with data-modifying CTEs, in this
+order of dependence:
+
+1. `changed` — the change itself (insert an interaction, settle one), `RETURNING` a row
+   only when it happened;
+2. `locked` — `pg_advisory_xact_lock(key)` once per row of `changed`, so only a write
+   that changed something takes the append lock, and takes it after its row lock (the
+   append lock is always the last lock taken: no deadlock);
+3. `inserted` — the events, read from parallel arrays in their given order and joined to
+   `locked`, so no event id is drawn before the lock is held;
+4. `notified` — `pg_notify` with the newest id, delivered by PostgreSQL at commit.
+
+The statement commits as a whole, and the advisory lock is released only after that
+commit: event ids are committed in the order they were drawn (see _postgres.py).
+
+Parameters: the change's own first, then the append's seven — the five event arrays
+(type, session_id, turn_id, interaction_id, body), the lock key and the notification
+payload's suffix (`:<origin>:<schema>`).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "APPEND",
+    "CHANNEL",
+    "CREATE",
+    "CREATE_APPENDING",
+    "SETTLE",
+    "SETTLE_APPENDING",
+]
+
+CHANNEL = "midturn_events"
+
+
+def _appending(change: str | None, first: int) -> str:
+    """A statement that makes `change` (a data-modifying statement RETURNING a row when
+    it happened, or None for an unconditional append) and appends the events gated on
+    it, with the append's parameters numbered from `first`."""
+    p = [f"${first + offset}" for offset in range(7)]
+    gate = "changed" if change is not None else "(SELECT 1) AS always"
+    head = f"WITH changed AS ({change}),\n" if change is not None else "WITH "
+    changed = "(SELECT count(*) FROM changed)" if change is not None else "1"
+    return f"""{head}locked AS (
+    SELECT pg_advisory_xact_lock({p[5]}::bigint) FROM {gate}
+),
+inserted AS (
+    INSERT INTO midturn_events (type, session_id, turn_id, interaction_id, body)
+    SELECT e.type, e.session_id, e.turn_id, e.interaction_id, e.body
+    FROM locked,
+        unnest({p[0]}::text[], {p[1]}::text[], {p[2]}::text[], {p[3]}::text[], {p[4]}::text[])
+        WITH ORDINALITY AS e (type, session_id, turn_id, interaction_id, body, position)
+    ORDER BY e.position
+    RETURNING id
+),
+notified AS (
+    SELECT pg_notify('{CHANNEL}', max(id)::text || {p[6]}::text) FROM inserted
+    HAVING count(*) > 0
+)
+SELECT {changed} AS changed,
+    (SELECT array_agg(id ORDER BY id) FROM inserted) AS ids,
+    (SELECT count(*) FROM notified) AS notified
+"""
+
+
+_INSERT_INTERACTION = """
+INSERT INTO midturn_interactions
+    (id, kind, session_id, turn_id, tool_call_id, status, created_at, settled_at, body)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+ON CONFLICT DO NOTHING
+RETURNING seq
+"""
+
+_SETTLE_INTERACTION = """
+UPDATE midturn_interactions SET status = $2, settled_at = $3, body = $4
+WHERE id = $1 AND status = 'pending'
+RETURNING seq
+"""
+
+CREATE = _INSERT_INTERACTION
+CREATE_APPENDING = _appending(_INSERT_INTERACTION, 10)
+SETTLE = _SETTLE_INTERACTION
+SETTLE_APPENDING = _appending(_SETTLE_INTERACTION, 5)
+APPEND = _appending(None, 1)
