@@ -65,6 +65,17 @@ async def test_a_relative_path_is_made_under_the_working_directory(
     assert (tmp_path / "nested" / "deeper" / "x.db").is_file()
 
 
+async def test_a_new_file_and_folder_are_private_to_their_owner(tmp_path: Path) -> None:
+    file = tmp_path / "new" / "m.db"
+    async with open_store(f"sqlite:///{file}") as store:
+        await store.create_interaction(pending_ask())
+        wal = file.with_name("m.db-wal")
+        assert wal.is_file()
+        assert wal.stat().st_mode & 0o777 == 0o600
+    assert file.stat().st_mode & 0o777 == 0o600
+    assert file.parent.stat().st_mode & 0o777 == 0o700
+
+
 async def test_an_unwritable_location_is_a_usage_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")

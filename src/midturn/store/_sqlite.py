@@ -18,6 +18,7 @@ PostgreSQL for several live replicas).
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -404,10 +405,14 @@ def _schema_version(db: Db) -> int:
 
 
 def _connect(path: str, url: str) -> Db:
-    """Open the file (making its folder), set the pragmas and apply pending migrations."""
+    """Open the file (making it and its folder if missing), set the pragmas and apply
+    pending migrations."""
     try:
         if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            # Answers and token hashes are private: a new folder and file are the
+            # owner's alone (SQLite gives the -wal and -shm files the file's mode).
+            Path(path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
         db = sqlite3.connect(path, isolation_level=None, cached_statements=256)
     except (OSError, sqlite3.Error) as error:
         raise UsageError(
