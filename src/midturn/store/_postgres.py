@@ -26,15 +26,16 @@ How it stays correct with many processes:
   way to read on. The lock is the last one an append takes and is held only for the
   event insert and the commit, so appends stay short and cannot deadlock.
 - Each append also runs `NOTIFY midturn_events` in its transaction (delivered at
-  commit) with the payload `<last id>:<origin>:<schema>`. Every store object LISTENs on
-  a dedicated connection (`_postgres_listen.py`) and calls `_notify(last id)` for the
+  commit) with the payload `<last id>:<schema>`. Every store object LISTENs on a
+  dedicated connection (`_postgres_listen.py`) and calls `_notify(last id)` for the
   appends of other store objects — other replicas — in its schema. Its own appends it
-  announces directly after commit. Listeners hear ids in increasing order.
+  announces directly after commit (and ignores when their notification comes back).
+  Listeners hear each id at most once, in increasing order.
 """
 
 from __future__ import annotations
 
-import uuid
+import asyncio
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -91,8 +92,6 @@ class PostgresStore(Store):
         self.url = url
         self._dsn, self._schema, self._pool_min, self._pool_max = _parse_url(url)
         self._lock_key = advisory_key("events", self._schema or "")
-        # Which store object sent a notification: its own are skipped by its listener.
-        self._origin = uuid.uuid4().hex[:12]
         self._pool: Any = None
         self._listener: Listener | None = None
         self._heard = 0
@@ -168,9 +167,10 @@ class PostgresStore(Store):
             self._notify(last_event_id)
 
     def _on_payload(self, payload: str) -> None:
-        text_id, _, rest = payload.partition(":")
-        origin, _, schema = rest.partition(":")
-        if origin == self._origin or schema != (self._schema or ""):
+        """A notification from any store object on this database, this one included: its
+        own appends it has announced already, and `_heard_up_to` drops them."""
+        text_id, _, schema = payload.partition(":")
+        if schema != (self._schema or ""):
             return
         try:
             last_event_id = int(text_id)
@@ -192,7 +192,7 @@ class PostgresStore(Store):
             [new.interaction_id for new in events],
             [dump_event(new) for new in events],
             self._lock_key,
-            f":{self._origin}:{self._schema or ''}",
+            f":{self._schema or ''}",
         )
 
     def _appended(self, events: Sequence[NewEvent], ids: list[int] | None) -> tuple[Event, ...]:
@@ -205,6 +205,35 @@ class PostgresStore(Store):
         )
         self._heard_up_to(ids[-1])
         return appended
+
+    async def _write(
+        self,
+        plain: str | None,
+        appending: str,
+        change: Sequence[object],
+        events: Sequence[NewEvent],
+    ) -> tuple[bool, tuple[Event, ...]]:
+        """Run one write statement: `plain` without events, `appending` with them.
+        Returns whether it changed something, and the events it appended (announced).
+
+        Shielded from the caller's cancellation: once sent, the statement may commit
+        whatever the caller does, so it runs to its end and announces its events — a
+        committed event is never left unannounced in this process."""
+        pool = self._db()
+
+        async def run() -> tuple[bool, tuple[Event, ...]]:
+            if events:
+                row = await pool.fetchrow(appending, *change, *self._append_arguments(events))
+                return bool(row["changed"]), self._appended(events, row["ids"])
+            assert plain is not None
+            return await pool.fetchval(plain, *change) is not None, ()
+
+        task = asyncio.ensure_future(run())
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            task.add_done_callback(_retrieve)
+            raise
 
     # -- sessions --------------------------------------------------------------------
 
@@ -241,18 +270,14 @@ class PostgresStore(Store):
     async def create_interaction(
         self, interaction: Interaction, events: Sequence[NewEvent] = ()
     ) -> tuple[Interaction, bool, tuple[Event, ...]]:
-        pool = self._db()
+        self._db()
         check_new_interaction(interaction)
         columns = interaction_columns(interaction)
-        if events:
-            row = await pool.fetchrow(
-                CREATE_APPENDING, *columns.values(), *self._append_arguments(events)
-            )
-            created, ids = bool(row["changed"]), row["ids"]
-        else:
-            created, ids = await pool.fetchval(CREATE, *columns.values()) is not None, None
+        created, appended = await self._write(
+            CREATE, CREATE_APPENDING, tuple(columns.values()), events
+        )
         if created:
-            return interaction, True, self._appended(events, ids)
+            return interaction, True, appended
         # Nothing inserted: one of the unique keys is taken. DO NOTHING waited for any
         # concurrent insert of the same key to commit, so this read sees its row.
         if interaction.tool_call_id is not None:
@@ -306,18 +331,13 @@ class PostgresStore(Store):
             return Settle(interaction=current, won=False)
         columns = interaction_columns(settled)
         change = (interaction_id, columns["status"], columns["settled_at"], columns["body"])
-        pool = self._db()
-        if events:
-            row = await pool.fetchrow(SETTLE_APPENDING, *change, *self._append_arguments(events))
-            won, ids = bool(row["changed"]), row["ids"]
-        else:
-            won, ids = await pool.fetchval(SETTLE, *change) is not None, None
+        won, appended = await self._write(SETTLE, SETTLE_APPENDING, change, events)
         if not won:
             # Another settle committed first (the UPDATE waited for it): read its row.
             now = await self.get_interaction(interaction_id)
             assert now is not None  # interactions are never deleted
             return Settle(interaction=now, won=False)
-        return Settle(interaction=settled, won=True, events=self._appended(events, ids))
+        return Settle(interaction=settled, won=True, events=appended)
 
     async def list_interactions(
         self,
@@ -354,11 +374,11 @@ class PostgresStore(Store):
     # -- events ----------------------------------------------------------------------
 
     async def append_events(self, events: Sequence[NewEvent]) -> tuple[Event, ...]:
-        pool = self._db()
+        self._db()
         if not events:
             return ()
-        row = await pool.fetchrow(APPEND, *self._append_arguments(events))
-        return self._appended(events, row["ids"])
+        _, appended = await self._write(None, APPEND, (), events)
+        return appended
 
     async def read_events(
         self, after_id: int = 0, *, session_id: str | None = None, limit: int = 1000
@@ -387,6 +407,13 @@ class PostgresStore(Store):
     @staticmethod
     async def _last_id(connection: Any) -> int:
         return int(await connection.fetchval("SELECT coalesce(max(id), 0) FROM midturn_events"))
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Collect the outcome of a write whose caller was cancelled (so asyncio does not
+    report it as never retrieved); its error, if any, was the caller's to see."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _parse_url(url: str) -> tuple[str, str | None, int, int]:
