@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from pydantic import SecretStr
@@ -262,6 +262,21 @@ async def test_list_interactions_filters_and_orders_head_first(store: Store) -> 
     assert await ids(kind="permission") == ["perm"]
     assert await ids(session_id="s1", status="pending", limit=2) == ["early", "tie-1"]
     assert await ids(session_id="nobody") == []
+
+
+async def test_a_naive_time_is_taken_as_utc_in_listings(store: Store) -> None:
+    naive = T0.replace(tzinfo=None)
+    plus_one_hour = timezone(timedelta(hours=1))
+    await store.create_interaction(make_ask("utc+1", created_at=T0.astimezone(plus_one_hour)))
+    await store.create_interaction(make_ask("naive-late", created_at=naive + timedelta(1)))
+    await store.create_interaction(make_ask("naive-early", created_at=naive - timedelta(1)))
+    await store.create_session(session("late", created_at=naive + timedelta(1)))
+    await store.create_session(session("early", created_at=T0))
+
+    listed = await store.list_interactions()
+    assert [i.id for i in listed] == ["naive-early", "utc+1", "naive-late"]
+    assert listed[0].created_at == naive - timedelta(1)
+    assert [s.id for s in await store.list_sessions()] == ["early", "late"]
 
 
 async def test_a_limit_below_one_is_a_usage_error(store: Store) -> None:

@@ -24,6 +24,7 @@ from midturn.store._base import SessionRecord
 
 __all__ = [
     "NOT_OPEN",
+    "as_utc",
     "check_limit",
     "check_new_interaction",
     "dump_event",
@@ -93,12 +94,15 @@ def settled_copy(
     return current.model_copy(update=update)
 
 
+def as_utc(moment: datetime) -> datetime:
+    """`moment` comparable with any other: a naive datetime is taken to be UTC."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
 def sort_key_time(moment: datetime) -> str:
     """A fixed-width UTC text for a moment, so text order is time order in any database.
     A naive datetime is taken to be UTC."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return as_utc(moment).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def dump_interaction(interaction: Interaction) -> str:

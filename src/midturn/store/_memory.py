@@ -30,6 +30,7 @@ from midturn.errors import NotFound, UsageError
 from midturn.store._base import SessionRecord, Settle, Store
 from midturn.store._codec import (
     NOT_OPEN,
+    as_utc,
     check_limit,
     check_new_interaction,
     event_from,
@@ -92,7 +93,7 @@ class MemoryStore(Store):
 
     async def list_sessions(self) -> list[SessionRecord]:
         self._check_open()
-        return sorted(self._sessions.values(), key=lambda session: session.created_at)
+        return sorted(self._sessions.values(), key=lambda session: as_utc(session.created_at))
 
     # -- interactions ----------------------------------------------------------------
 
@@ -186,7 +187,7 @@ class MemoryStore(Store):
             and (status is None or interaction.status == status)
             and (kind is None or interaction.kind == kind)
         ]
-        found.sort(key=lambda interaction: interaction.created_at)  # stable: ties keep order
+        found.sort(key=lambda interaction: as_utc(interaction.created_at))  # ties keep order
         return found if limit is None else found[:limit]
 
     # -- events ----------------------------------------------------------------------
