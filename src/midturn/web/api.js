@@ -1,0 +1,226 @@
+// Everything the inbox knows about the wire (docs/protocol.md) lives in this module:
+// the routes, the bearer token, the error body, the answer payload and the event stream.
+
+import { SseParser } from "./sse.js";
+
+const CREDENTIAL_KEY = "midturn.credential";
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    const message = body && typeof body.message === "string" ? body.message : `HTTP ${status}`;
+    super(message);
+    this.status = status;
+    this.code = body && typeof body.error === "string" ? body.error : "http_error";
+    this.body = body;
+  }
+
+  // The interaction settled before this response: someone else answered, or it was
+  // cancelled or timed out.
+  get alreadySettled() {
+    return this.status === 409;
+  }
+
+  // The token does not reach this route: nothing will change on retry.
+  get fatal() {
+    return this.status === 401 || this.status === 403;
+  }
+}
+
+// The credential from the URL fragment (`#token=…` or `#session=…&token=…`), which the
+// browser never sends to the server. It moves into this tab's sessionStorage and out of
+// the address bar, so it does not end up in history or screenshots; a reload finds it
+// there. Returns {token, session} (either may be null) for the current view.
+export function takeCredential(location, history, storage) {
+  const params = new URLSearchParams(location.hash.replace(/^#/, ""));
+  const session = params.get("session");
+  const token = params.get("token");
+  if (token) {
+    storage.setItem(CREDENTIAL_KEY, JSON.stringify({ token }));
+    const rest = session ? `#session=${encodeURIComponent(session)}` : "#";
+    history.replaceState(null, "", `${location.pathname}${location.search}${rest}`);
+  }
+  let stored = null;
+  try {
+    stored = JSON.parse(storage.getItem(CREDENTIAL_KEY) || "null");
+  } catch {
+    stored = null;
+  }
+  return { token: stored && stored.token ? stored.token : null, session: session || null };
+}
+
+export function forgetCredential(storage) {
+  storage.removeItem(CREDENTIAL_KEY);
+}
+
+const enc = encodeURIComponent;
+
+export class Api {
+  constructor(token, base = "") {
+    this.token = token;
+    this.base = base;
+  }
+
+  headers(extra = {}) {
+    return { Authorization: `Bearer ${this.token}`, Accept: "application/json", ...extra };
+  }
+
+  async request(method, path, body) {
+    const init = { method, headers: this.headers(), cache: "no-store" };
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    const response = await fetch(this.base + path, init);
+    let parsed = null;
+    try {
+      parsed = await response.json();
+    } catch {
+      parsed = null;
+    }
+    if (!response.ok) throw new ApiError(response.status, parsed);
+    return parsed;
+  }
+
+  // {role: "admin" | "agent" | "answer", session_id}
+  whoami() {
+    return this.request("GET", "/v1/whoami");
+  }
+
+  // The pending interactions: one session's queue (head first), or with no session the
+  // admin inbox of every session (oldest first).
+  async pending(sessionId) {
+    const path = sessionId
+      ? `/v1/sessions/${enc(sessionId)}/interactions?status=pending`
+      : "/v1/inbox";
+    const body = await this.request("GET", path);
+    return body.interactions;
+  }
+
+  // payload is any answer shape of SPEC §2.4; see answerPayload() below.
+  answer(askId, payload) {
+    return this.request("POST", `/v1/asks/${enc(askId)}/answer`, payload);
+  }
+
+  redirect(askId, message) {
+    return this.answer(askId, { redirect: message });
+  }
+
+  decide(permissionId, decision, message) {
+    const body = { decision };
+    if (message) body.message = message;
+    return this.request("POST", `/v1/permissions/${enc(permissionId)}/decision`, body);
+  }
+
+  stopTurn(sessionId, turnId) {
+    return this.request("POST", `/v1/sessions/${enc(sessionId)}/turns/${enc(turnId)}/stop`);
+  }
+
+  // Follow an event stream until `signal` aborts: one session's, or every session's.
+  // Reconnects after a drop, resuming with Last-Event-ID so nothing is lost or repeated.
+  // handlers: onEvent(event) with the parsed JSON event, onState("live" | "down"),
+  // onFatal(ApiError) when the token no longer reaches the stream.
+  async follow(sessionId, handlers, signal) {
+    const path = sessionId ? `/v1/sessions/${enc(sessionId)}/events` : "/v1/events";
+    let lastId = null;
+    let retryMs = 2000;
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        const headers = this.headers({ Accept: "text/event-stream" });
+        if (lastId !== null) headers["Last-Event-ID"] = lastId;
+        const response = await fetch(this.base + path, { headers, signal, cache: "no-store" });
+        if (!response.ok) {
+          let body = null;
+          try {
+            body = await response.json();
+          } catch {
+            body = null;
+          }
+          const error = new ApiError(response.status, body);
+          if (error.fatal) {
+            handlers.onFatal(error);
+            return;
+          }
+          throw error;
+        }
+        failures = 0;
+        handlers.onState("live");
+        const parser = new SseParser();
+        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          for (const frame of parser.push(value)) {
+            if (frame.retry !== null) retryMs = frame.retry;
+            if (frame.id !== null) lastId = frame.id;
+            if (frame.data === null) continue;
+            let event;
+            try {
+              event = JSON.parse(frame.data);
+            } catch {
+              continue;
+            }
+            handlers.onEvent(event);
+          }
+        }
+      } catch (error) {
+        if (signal.aborted) return;
+        failures += 1;
+      }
+      handlers.onState("down");
+      const backoff = Math.min(retryMs * 2 ** Math.min(failures, 3), 15000);
+      await sleep(backoff * (0.75 + Math.random() / 2), signal);
+    }
+  }
+}
+
+function sleep(ms, signal) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+// The answer body for an ask from the tray's per-question state (SPEC §2.4, keyed by
+// question id). Each state is {skipped, selected: Set<index>, other: bool, otherText,
+// text}; an unanswered or skipped question is null.
+export function answerPayload(ask, states) {
+  const answers = {};
+  ask.questions.forEach((question, index) => {
+    answers[question.id] = questionValue(question, states[index]);
+  });
+  return { answers };
+}
+
+function questionValue(question, state) {
+  if (!state || state.skipped) return null;
+  if (question.kind === "text") {
+    const text = state.text.trim() === "" ? null : state.text;
+    return text === null ? null : { selected: [], text };
+  }
+  const selected = [...state.selected]
+    .sort((a, b) => a - b)
+    .map((index) => optionKey(question.options[index]));
+  const text = state.other && state.otherText.trim() !== "" ? state.otherText.trim() : null;
+  if (selected.length === 0 && text === null && !(question.multi && question.min_choices === 0 && state.touched)) return null;
+  return { selected, text };
+}
+
+// An option by id when it has one (ids resolve first), else by its exact label.
+function optionKey(option) {
+  return option.id ? option.id : option.label;
+}
+
+export function isSettledEvent(type) {
+  return (
+    type === "permission_decided" ||
+    (type.startsWith("user_question_") && type !== "user_question_requested")
+  );
+}
+
+export function isRequestedEvent(type) {
+  return type === "user_question_requested" || type === "permission_requested";
+}

@@ -1,0 +1,250 @@
+// The web inbox: reads its token from the URL fragment, then shows either the admin
+// inbox (every session with something pending) or one session, whose composer slot is
+// taken over by the head of the session's queue and given back unchanged afterwards.
+
+import { Api, forgetCredential, takeCredential } from "./api.js";
+import { announce, h } from "./dom.js";
+import { LiveQueue } from "./live.js";
+import { PermissionTray } from "./permission.js";
+import { QuestionTray } from "./questions.js";
+import { eventLine, headline } from "./text.js";
+
+const $ = (id) => document.getElementById(id);
+
+let current = null; // the open view: {stop()}
+let role = null;
+let tokenSession = null;
+let api = null;
+
+function setConnection(state) {
+  const node = $("conn");
+  node.textContent = state === "live" ? "Live" : "Reconnecting…";
+  node.className = `conn conn-${state}`;
+}
+
+function fail(message) {
+  for (const view of ["inbox-view", "session-view"]) $(view).hidden = true;
+  $("problem").hidden = false;
+  $("problem-text").textContent = message;
+}
+
+// -- the session view -----------------------------------------------------------------
+
+class SessionView {
+  constructor(sessionId) {
+    this.sessionId = sessionId;
+    this.tray = null;
+    this.ownSettles = new Set();
+    this.draft = $("draft");
+    this.composer = $("composer");
+    this.slot = $("slot");
+    this.notice = $("slot-notice");
+    this.history = $("history");
+    this.draftKey = `midturn.draft.${sessionId}`;
+    this.onDraft = () => sessionStorage.setItem(this.draftKey, this.draft.value);
+    this.queue = new LiveQueue(api, sessionId, {
+      onChange: (list) => this.show(list),
+      onEvent: (event) => this.log(event),
+      onState: setConnection,
+      onFatal: (error) => fail(error.message),
+    });
+  }
+
+  start() {
+    $("session-view").hidden = false;
+    $("back").hidden = role !== "admin";
+    $("where").textContent = `Session ${this.sessionId}`;
+    document.title = "midturn · session";
+    this.history.replaceChildren();
+    this.draft.value = sessionStorage.getItem(this.draftKey) || "";
+    this.draft.addEventListener("input", this.onDraft);
+    this.queue.start();
+  }
+
+  stop() {
+    this.queue.stop();
+    this.draft.removeEventListener("input", this.onDraft);
+    this.closeTray();
+    $("session-view").hidden = true;
+  }
+
+  show(list) {
+    const head = list[0] || null;
+    if (this.tray && (!head || head.id !== this.tray.interaction.id)) {
+      const id = this.tray.interaction.id;
+      this.closeTray();
+      if (!this.ownSettles.has(id)) this.say("That request was settled elsewhere.");
+    }
+    if (head && !this.tray) this.openTray(head, list.length - 1);
+    $("waiting-count").textContent = list.length ? `${list.length} waiting` : "Nothing waiting";
+  }
+
+  openTray(interaction, waiting) {
+    const actions = this.actionsFor(interaction);
+    this.tray =
+      interaction.kind === "ask"
+        ? new QuestionTray(interaction, actions, waiting)
+        : new PermissionTray(interaction, actions, waiting);
+    const hadFocus = document.activeElement === this.draft;
+    this.composer.hidden = true;
+    this.say("");
+    this.slot.append(this.tray.root);
+    announce(headline(interaction));
+    if (hadFocus || document.activeElement === document.body || !document.activeElement) {
+      this.tray.focus();
+    }
+  }
+
+  closeTray() {
+    if (!this.tray) return;
+    const hadFocus = this.tray.root.contains(document.activeElement);
+    this.tray.root.remove();
+    this.tray = null;
+    this.composer.hidden = false;
+    if (hadFocus || document.activeElement === document.body) this.draft.focus();
+  }
+
+  say(text) {
+    this.notice.textContent = text;
+    this.notice.hidden = !text;
+  }
+
+  actionsFor(interaction) {
+    const settle = async (work) => {
+      this.ownSettles.add(interaction.id);
+      try {
+        const body = await work();
+        this.queue.settle(interaction.id);
+        return body;
+      } catch (error) {
+        if (error.alreadySettled) {
+          this.queue.settle(interaction.id);
+          this.say("That request was already settled elsewhere; nothing was changed.");
+          return null;
+        }
+        this.ownSettles.delete(interaction.id);
+        throw error;
+      }
+    };
+    return {
+      submit: (payload) => settle(() => api.answer(interaction.id, payload)),
+      redirect: (message) => settle(() => api.redirect(interaction.id, message)),
+      decide: (decision, message) => settle(() => api.decide(interaction.id, decision, message)),
+      stop: async () => {
+        this.ownSettles.add(interaction.id);
+        const body = await api.stopTurn(interaction.session_id, interaction.turn_id);
+        for (const cancelled of body.cancelled || []) {
+          this.ownSettles.add(cancelled.id);
+          this.queue.settle(cancelled.id);
+        }
+        this.queue.settle(interaction.id);
+      },
+    };
+  }
+
+  log(event) {
+    const text = eventLine(event);
+    if (text === null) return;
+    const time = new Date(event.at);
+    this.history.append(
+      h(
+        "li",
+        { class: `event event-${event.type}` },
+        h("time", { datetime: event.at, text: time.toLocaleTimeString() }),
+        h("span", { text }),
+      ),
+    );
+    const scroller = $("history-scroll");
+    scroller.scrollTop = scroller.scrollHeight;
+  }
+}
+
+// -- the admin inbox --------------------------------------------------------------------
+
+class InboxView {
+  constructor() {
+    this.seen = new Set();
+    this.first = true;
+    this.queue = new LiveQueue(api, null, {
+      onChange: (list) => this.show(list),
+      onEvent: () => {},
+      onState: setConnection,
+      onFatal: (error) => fail(error.message),
+    });
+  }
+
+  start() {
+    $("inbox-view").hidden = false;
+    $("back").hidden = true;
+    $("where").textContent = "Inbox";
+    document.title = "midturn · inbox";
+    this.queue.start();
+  }
+
+  stop() {
+    this.queue.stop();
+    $("inbox-view").hidden = true;
+  }
+
+  show(list) {
+    const sessions = new Map();
+    for (const interaction of list) {
+      if (!sessions.has(interaction.session_id)) sessions.set(interaction.session_id, []);
+      sessions.get(interaction.session_id).push(interaction);
+      if (!this.seen.has(interaction.id)) {
+        this.seen.add(interaction.id);
+        if (!this.first) announce(`New in session ${interaction.session_id}: ${headline(interaction)}`);
+      }
+    }
+    this.first = false;
+    const rows = [...sessions].map(([sessionId, items]) =>
+      h(
+        "li",
+        { class: "inbox-row" },
+        h(
+          "a",
+          { href: `#session=${encodeURIComponent(sessionId)}` },
+          h("span", { class: "inbox-session", text: sessionId }),
+          h("span", { class: "inbox-count", text: `${items.length} waiting` }),
+          h("span", { class: "inbox-head", text: headline(items[0]) }),
+        ),
+      ),
+    );
+    $("sessions").replaceChildren(...rows);
+    $("inbox-empty").hidden = rows.length > 0;
+  }
+}
+
+// -- routing ----------------------------------------------------------------------------
+
+async function route() {
+  const credential = takeCredential(window.location, window.history, sessionStorage);
+  if (!credential.token) {
+    fail("Open the link the gateway printed (it ends in #token=…), or a session's answer_url.");
+    return;
+  }
+  api = new Api(credential.token);
+  if (role === null) {
+    try {
+      const me = await api.whoami();
+      role = me.role;
+      tokenSession = me.session_id;
+    } catch (error) {
+      if (error.fatal) forgetCredential(sessionStorage);
+      fail(`${error.message}`);
+      return;
+    }
+  }
+  if (role === "agent") {
+    fail("This is an agent token: it cannot answer. Open the session's answer_url instead.");
+    return;
+  }
+  const sessionId = role === "answer" ? tokenSession : credential.session;
+  if (current) current.stop();
+  $("problem").hidden = true;
+  current = sessionId ? new SessionView(sessionId) : new InboxView();
+  current.start();
+}
+
+window.addEventListener("hashchange", route);
+route();

@@ -1,0 +1,117 @@
+// The permission tray: compact (summary, risk, the four decisions) with the raw details
+// or diff behind a disclosure whose content scrolls inside a capped height.
+
+import { h, uid } from "./dom.js";
+
+const RISK_TEXT = { low: "Low risk", medium: "Medium risk", high: "High risk" };
+
+export class PermissionTray {
+  // actions: {decide(decision, message), stop()} returning promises that settle it.
+  constructor(interaction, actions, waiting) {
+    this.interaction = interaction;
+    this.actions = actions;
+    this.busy = false;
+    const request = interaction.permission;
+    const risk = RISK_TEXT[request.risk] ? request.risk : "medium";
+    const titleId = uid("tray-title");
+    const summaryId = uid("summary");
+    this.error = h("p", { class: "error", role: "alert", hidden: true });
+    this.note = h("input", {
+      type: "text",
+      class: "deny-note",
+      autocomplete: "off",
+      placeholder: "Note for the agent (sent with Deny)",
+      "aria-label": "Note for the agent, sent with Deny",
+      maxlength: 2000,
+    });
+    const button = (text, cls, decision) =>
+      h("button", {
+        type: "button",
+        class: cls,
+        text,
+        on: { click: () => this.decide(decision) },
+      });
+    this.allow = button("Allow", "primary", "allow");
+    this.root = h(
+      "section",
+      {
+        class: `tray tray-permission risk-${risk}`,
+        role: "region",
+        "aria-labelledby": titleId,
+        "aria-describedby": summaryId,
+        tabindex: -1,
+      },
+      h(
+        "div",
+        { class: "tray-head" },
+        h("span", { class: `risk risk-${risk}`, text: RISK_TEXT[risk] }),
+        h("h2", { id: titleId, class: "tool" }, "Run ", h("code", { text: request.tool }), "?"),
+        waiting > 0 ? h("span", { class: "more", text: `${waiting} more waiting` }) : null,
+      ),
+      h("p", { id: summaryId, class: "summary", text: request.summary }),
+      request.details ? details(request.details) : null,
+      this.error,
+      h(
+        "div",
+        { class: "actions" },
+        this.allow,
+        button("Allow for this turn", "", "allow_for_turn"),
+        button("Deny", "danger", "deny"),
+        this.note,
+        h("button", {
+          type: "button",
+          class: "quiet stop",
+          text: "Stop turn",
+          on: { click: () => this.run(() => this.actions.stop()) },
+        }),
+      ),
+    );
+    this.note.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.isComposing) {
+        event.preventDefault();
+        this.decide("deny");
+      }
+    });
+  }
+
+  focus() {
+    this.root.focus();
+  }
+
+  decide(decision) {
+    const message = decision === "deny" ? this.note.value.trim() : "";
+    this.run(() => this.actions.decide(decision, message || null));
+  }
+
+  async run(action) {
+    if (this.busy) return;
+    this.busy = true;
+    this.sync();
+    try {
+      await action();
+    } catch (error) {
+      this.busy = false;
+      this.sync();
+      this.error.hidden = false;
+      this.error.textContent = error.message || String(error);
+    }
+  }
+
+  sync() {
+    this.root.setAttribute("aria-busy", this.busy ? "true" : "false");
+    this.root.classList.toggle("busy", this.busy);
+    if (this.busy) this.error.hidden = true;
+    for (const control of this.root.querySelectorAll("button, input")) control.disabled = this.busy;
+  }
+}
+
+function details(text) {
+  const lines = text.split("\n").length;
+  const label = lines > 1 ? `Details (${lines} lines)` : "Details";
+  return h(
+    "details",
+    { class: "details" },
+    h("summary", { text: label }),
+    h("pre", { class: "details-body", tabindex: 0, "aria-label": "Details" }, text),
+  );
+}

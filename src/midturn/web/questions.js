@@ -1,0 +1,426 @@
+// The question tray: one question at a time, Previous/Next (a choice never advances by
+// itself), `2 / 3` progress, client-owned Other, multi-select, a review of every answer
+// and one submit at the end. Skip question, Stop turn, and a chat box that answers with
+// a message instead (the ask then settles as `redirected`).
+
+import { answerPayload } from "./api.js";
+import { h, uid } from "./dom.js";
+
+export class QuestionTray {
+  // interaction: a pending ask. actions: {submit(payload), redirect(text), stop()} each
+  // returning a promise; they settle the ask (the tray is removed from outside).
+  constructor(interaction, actions, waiting) {
+    this.interaction = interaction;
+    this.ask = interaction.ask;
+    this.actions = actions;
+    this.count = this.ask.questions.length;
+    this.states = this.ask.questions.map(() => ({
+      touched: false,
+      skipped: false,
+      selected: new Set(),
+      other: false,
+      otherText: "",
+      text: "",
+    }));
+    this.step = 0;
+    this.busy = false;
+    this.group = uid("q");
+    this.build(waiting);
+    this.render(false);
+  }
+
+  get reviewing() {
+    return this.step === this.count;
+  }
+
+  get last() {
+    return this.step === this.count - 1;
+  }
+
+  build(waiting) {
+    const titleId = uid("tray-title");
+    this.chip = h("span", { class: "chip" });
+    this.progress = h("span", { class: "progress" });
+    this.stopButton = h("button", {
+      type: "button",
+      class: "quiet stop",
+      text: "Stop turn",
+      on: { click: () => this.run(() => this.actions.stop()) },
+    });
+    this.body = h("div", { class: "step" });
+    this.error = h("p", { class: "error", role: "alert", hidden: true });
+    this.previous = h("button", {
+      type: "button",
+      text: "Previous",
+      on: { click: () => this.go(this.step - 1) },
+    });
+    this.skip = h("button", {
+      type: "button",
+      class: "quiet",
+      text: "Skip question",
+      on: { click: () => this.skipQuestion() },
+    });
+    this.primary = h("button", {
+      type: "button",
+      class: "primary",
+      on: { click: () => this.forward() },
+    });
+    this.chatInput = h("input", {
+      type: "text",
+      class: "chat-input",
+      autocomplete: "off",
+      placeholder: "Or reply in chat instead…",
+      "aria-label": "Reply in chat instead of answering",
+      maxlength: 10000,
+    });
+    this.chatButton = h("button", { type: "submit", text: "Send" });
+    const chat = h(
+      "form",
+      { class: "chat", on: { submit: (event) => this.sendChat(event) } },
+      this.chatInput,
+      this.chatButton,
+    );
+    this.root = h(
+      "section",
+      { class: "tray tray-ask", role: "region", "aria-labelledby": titleId, tabindex: -1 },
+      h(
+        "div",
+        { class: "tray-head" },
+        h("h2", { id: titleId, class: "visually-hidden", text: "The agent is asking" }),
+        this.chip,
+        this.progress,
+        waiting > 0 ? h("span", { class: "more", text: `${waiting} more waiting` }) : null,
+        h("span", { class: "spacer" }),
+        this.stopButton,
+      ),
+      this.body,
+      this.error,
+      h("div", { class: "nav" }, this.previous, this.skip, h("span", { class: "spacer" }), this.primary),
+      chat,
+    );
+    this.root.addEventListener("keydown", (event) => this.key(event));
+  }
+
+  // -- rendering ---------------------------------------------------------------------
+
+  render(moveFocus = true) {
+    this.setError(null);
+    this.body.replaceChildren();
+    if (this.reviewing) this.renderReview();
+    else this.renderQuestion(this.ask.questions[this.step], this.states[this.step]);
+    this.previous.hidden = this.step === 0;
+    this.skip.hidden = this.reviewing;
+    this.primary.textContent = this.primaryLabel();
+    this.syncLock();
+    if (moveFocus) this.focusStep();
+  }
+
+  primaryLabel() {
+    if (this.reviewing || this.count === 1) return "Submit";
+    return this.last ? "Review" : "Next";
+  }
+
+  renderQuestion(question, state) {
+    this.chip.textContent = question.header;
+    this.chip.hidden = false;
+    this.progress.textContent = `${this.step + 1} / ${this.count}`;
+    this.progress.setAttribute("aria-label", `Question ${this.step + 1} of ${this.count}`);
+    const textId = uid("question");
+    this.body.append(h("p", { id: textId, class: "question", tabindex: -1, text: question.question }));
+    if (question.kind === "text") {
+      this.body.append(this.textField(question, state, textId));
+      return;
+    }
+    const hint = choiceHint(question);
+    const hintId = hint ? uid("hint") : null;
+    if (hint) this.body.append(h("p", { id: hintId, class: "hint", text: hint }));
+    const group = h("div", {
+      class: "options",
+      role: question.multi ? "group" : "radiogroup",
+      "aria-labelledby": textId,
+      "aria-describedby": hintId,
+    });
+    const name = `${this.group}-${this.step}`;
+    question.options.forEach((option, index) => {
+      group.append(this.optionRow(question, state, option, index, name));
+    });
+    if (question.allow_other) group.append(this.otherRow(question, state, name));
+    this.body.append(group);
+  }
+
+  optionRow(question, state, option, index, name) {
+    const descId = option.description ? uid("desc") : null;
+    const input = h("input", {
+      type: question.multi ? "checkbox" : "radio",
+      name,
+      value: String(index),
+      "aria-describedby": descId,
+    });
+    input.checked = state.selected.has(index);
+    input.addEventListener("change", () => this.choose(question, state, index, input.checked));
+    const recommended = question.recommended === index;
+    return h(
+      "label",
+      { class: recommended ? "option recommended" : "option" },
+      input,
+      h(
+        "span",
+        { class: "option-text" },
+        h("span", { class: "label", text: option.label }),
+        recommended ? h("span", { class: "badge", text: "Recommended" }) : null,
+        option.description ? h("span", { id: descId, class: "desc", text: option.description }) : null,
+      ),
+    );
+  }
+
+  otherRow(question, state, name) {
+    const input = h("input", { type: question.multi ? "checkbox" : "radio", name, value: "other" });
+    input.checked = state.other;
+    const text = h("input", {
+      type: "text",
+      class: "other-text",
+      autocomplete: "off",
+      placeholder: "Type your own answer",
+      "aria-label": "Other: your own answer",
+      maxlength: 10000,
+    });
+    text.value = state.otherText;
+    input.addEventListener("change", () => {
+      this.chooseOther(question, state, input.checked);
+      if (input.checked) text.focus();
+    });
+    text.addEventListener("input", () => {
+      state.otherText = text.value;
+      if (text.value !== "" && !state.other) {
+        this.chooseOther(question, state, true);
+        input.checked = true;
+      }
+    });
+    return h(
+      "div",
+      { class: "option other" },
+      h("label", { class: "other-choice" }, input, h("span", { class: "label", text: "Other" })),
+      text,
+    );
+  }
+
+  textField(question, state, textId) {
+    const attrs = {
+      class: "text-answer",
+      "aria-labelledby": textId,
+      placeholder: question.placeholder || "Type your answer",
+      autocomplete: "off",
+      maxlength: 100000,
+    };
+    const field = question.secret
+      ? h("input", { ...attrs, type: "password" })
+      : h("textarea", { ...attrs, rows: 3 });
+    field.value = state.text;
+    field.addEventListener("input", () => {
+      state.text = field.value;
+      state.touched = true;
+      state.skipped = false;
+    });
+    return field;
+  }
+
+  renderReview() {
+    this.chip.hidden = true;
+    this.progress.textContent = "Review";
+    this.progress.removeAttribute("aria-label");
+    const list = h("ol", { class: "review" });
+    this.ask.questions.forEach((question, index) => {
+      const shown = displayAnswer(question, this.states[index]);
+      list.append(
+        h(
+          "li",
+          {},
+          h("span", { class: "chip", text: question.header }),
+          h(
+            "span",
+            { class: "review-text" },
+            h("span", { class: "review-question", text: question.question }),
+            h("span", { class: shown === null ? "review-answer none" : "review-answer", text: shown ?? "(skipped)" }),
+          ),
+          h("button", {
+            type: "button",
+            class: "quiet",
+            text: "Change",
+            "aria-label": `Change the answer to ${question.header}`,
+            on: { click: () => this.go(index) },
+          }),
+        ),
+      );
+    });
+    this.body.append(h("p", { class: "question", tabindex: -1, text: "Review your answers" }), list);
+  }
+
+  focusStep() {
+    const checked = this.body.querySelector("input:checked");
+    const target = this.reviewing
+      ? this.primary
+      : checked || this.body.querySelector("input, textarea") || this.body.querySelector(".question");
+    if (target) target.focus();
+  }
+
+  focus() {
+    this.focusStep();
+  }
+
+  // -- state changes -----------------------------------------------------------------
+
+  choose(question, state, index, checked) {
+    state.touched = true;
+    state.skipped = false;
+    if (!question.multi) {
+      state.selected = new Set([index]);
+      state.other = false;
+    } else if (checked) {
+      state.selected.add(index);
+    } else {
+      state.selected.delete(index);
+    }
+    this.setError(null);
+  }
+
+  chooseOther(question, state, checked) {
+    state.touched = true;
+    state.skipped = false;
+    state.other = checked;
+    if (!question.multi && checked) state.selected = new Set();
+    this.setError(null);
+  }
+
+  go(step) {
+    if (this.busy || step < 0 || step > this.count) return;
+    this.step = step;
+    this.render();
+  }
+
+  forward() {
+    if (this.busy) return;
+    if (!this.reviewing) {
+      const problem = checkQuestion(this.ask.questions[this.step], this.states[this.step]);
+      if (problem) {
+        this.setError(problem);
+        return;
+      }
+    }
+    if (this.reviewing || this.count === 1) {
+      this.submit();
+      return;
+    }
+    this.go(this.step + 1);
+  }
+
+  skipQuestion() {
+    if (this.busy || this.reviewing) return;
+    this.states[this.step].skipped = true;
+    if (this.count === 1) {
+      this.submit();
+      return;
+    }
+    this.go(this.step + 1);
+  }
+
+  submit() {
+    const payload = answerPayload(this.ask, this.states);
+    this.run(() => this.actions.submit(payload));
+  }
+
+  sendChat(event) {
+    event.preventDefault();
+    const message = this.chatInput.value.trim();
+    if (this.busy) return;
+    if (message === "") {
+      this.setError("Type a message to send instead of answering.");
+      this.chatInput.focus();
+      return;
+    }
+    this.run(() => this.actions.redirect(message));
+  }
+
+  // Run one settling action with every control locked until it answers. On success the
+  // tray is taken away by the caller; on failure the controls come back with the reason.
+  async run(action) {
+    if (this.busy) return;
+    this.busy = true;
+    this.setError(null);
+    this.syncLock();
+    try {
+      await action();
+    } catch (error) {
+      this.busy = false;
+      this.syncLock();
+      this.setError(error.message || String(error));
+    }
+  }
+
+  syncLock() {
+    this.root.setAttribute("aria-busy", this.busy ? "true" : "false");
+    this.root.classList.toggle("busy", this.busy);
+    for (const control of this.root.querySelectorAll("button, input, textarea")) {
+      control.disabled = this.busy;
+    }
+  }
+
+  setError(text) {
+    this.error.hidden = !text;
+    this.error.textContent = text || "";
+  }
+
+  key(event) {
+    if (event.key !== "Enter" || event.isComposing || this.busy) return;
+    const target = event.target;
+    const inStep = this.body.contains(target);
+    const field = target.tagName === "TEXTAREA";
+    const choice = target.tagName === "INPUT" && target.type !== "text" && target.type !== "password";
+    const line = target.tagName === "INPUT" && (target.type === "text" || target.type === "password");
+    if (!inStep) return;
+    if ((field && (event.ctrlKey || event.metaKey)) || (!field && (choice || line))) {
+      event.preventDefault();
+      this.forward();
+    }
+  }
+}
+
+function choiceHint(question) {
+  if (!question.multi) return null;
+  const total = question.options.length + (question.allow_other ? 1 : 0);
+  const min = question.min_choices;
+  const max = question.max_choices ?? total;
+  if (min === max) return `Choose ${min}.`;
+  if (min <= 1 && max >= total) return "Choose any that apply.";
+  return `Choose ${min}–${max}.`;
+}
+
+// What is wrong with a question's answer before moving on, or null. An untouched
+// question is fine: it goes in as skipped.
+function checkQuestion(question, state) {
+  if (question.kind === "text" || state.skipped) return null;
+  if (state.other && state.otherText.trim() === "") {
+    return "Type your answer in the Other field, or choose one of the options.";
+  }
+  if (!question.multi) return null;
+  const count = state.selected.size + (state.other ? 1 : 0);
+  if (count === 0) return null;
+  if (count < question.min_choices) return `Choose at least ${question.min_choices}.`;
+  if (question.max_choices !== null && count > question.max_choices) {
+    return `Choose at most ${question.max_choices}.`;
+  }
+  return null;
+}
+
+// The review line for one question: labels joined with ", ", typed text in quotes;
+// null when it goes in skipped.
+export function displayAnswer(question, state) {
+  if (state.skipped) return null;
+  if (question.kind === "text") {
+    if (state.text.trim() === "") return null;
+    return question.secret ? "[secret]" : `"${state.text}"`;
+  }
+  const parts = [...state.selected].sort((a, b) => a - b).map((i) => question.options[i].label);
+  if (state.other && state.otherText.trim() !== "") parts.push(`"${state.otherText.trim()}"`);
+  if (parts.length === 0) return question.multi && question.min_choices === 0 && state.touched ? "(none)" : null;
+  return parts.join(", ");
+}
