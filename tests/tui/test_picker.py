@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from midturn import Ask
+from midturn import SECRET_MARK, Ask, parse_answer
 from midturn.tui import PickerResult, pick
 
 from ._vt import (
@@ -172,6 +172,8 @@ async def test_back_and_forth_keeps_answers(terminal: Make) -> None:
             "name": {"selected": [], "text": "svc"},
         }
     }
+    parsed = parse_answer(ask_of(DB, FEATURES, NAME), result.payload)
+    assert [a.answer for a in parsed.answers] == ["SQLite", "Billing", "svc"]
 
 
 async def test_ctrl_c_stops(terminal: Make) -> None:
@@ -203,6 +205,11 @@ async def test_a_secret_is_masked_on_screen_and_delivered(terminal: Make) -> Non
     assert result.payload["answers"]["token"] == {"selected": [], "text": "hunter2"}
     assert "hunter2" not in "".join(term.raw)  # never written to the terminal at all
     assert "hunter2" not in "\n".join(result.lines)
+    parsed = parse_answer(ask_of(token, NAME), result.payload)
+    secret = parsed.answers[0]
+    assert secret.answer == SECRET_MARK and secret.secret_value is not None
+    assert secret.secret_value.get_secret_value() == "hunter2"
+    assert parsed.answers[1].status == "skipped"
 
 
 async def test_held_enter_does_not_pick_on_the_next_question(terminal: Make) -> None:

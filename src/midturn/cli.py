@@ -1,0 +1,383 @@
+"""The `midturn` command (SPEC §7.3): `serve`, `ask`, `answer` and `demo`.
+
+`midturn ask` exit codes: 0 answered, 1 skipped (or redirected), 2 usage error,
+3 timed out, 4 unavailable (no terminal here and no gateway), 130 stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from midturn.contract._models import Ask, AskResult
+from midturn.errors import GatewayError, InvalidAsk, MidturnError, UsageError
+
+__all__ = ["EXIT_CODES", "main"]
+
+EXIT_CODES = {
+    "answered": 0,
+    "skipped": 1,
+    "redirected": 1,
+    "usage": 2,
+    "timed_out": 3,
+    "unavailable": 4,
+    "cancelled": 130,
+}
+_SESSION_TURN = "cli"
+
+
+class _Usage(Exception):
+    """A usage error found after argument parsing: exit 2 with this message."""
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+# -- building the ask ------------------------------------------------------------------
+
+
+def _canonical(ask: Ask) -> dict[str, Any]:
+    """A validated ask written back as canonical (`midturn` dialect) tool input."""
+    questions: list[dict[str, Any]] = []
+    for q in ask.questions:
+        item: dict[str, Any] = {"id": q.id, "header": q.header, "question": q.question}
+        item["kind"] = q.kind
+        if q.kind == "choice":
+            item["options"] = [
+                {k: v for k, v in option.model_dump().items() if v is not None}
+                for option in q.options
+            ]
+            item["allow_other"] = q.allow_other
+            if q.multi:
+                item.update(multi=True, min_choices=q.min_choices)
+                if q.max_choices is not None:
+                    item["max_choices"] = q.max_choices
+            if q.recommended is not None:
+                item["recommended"] = q.recommended
+        else:
+            if q.secret:
+                item["secret"] = True
+            if q.placeholder:
+                item["placeholder"] = q.placeholder
+        questions.append(item)
+    return {"questions": questions, "timeout_s": ask.timeout_s, "on_timeout": ask.on_timeout}
+
+
+def _tool_input(args: argparse.Namespace) -> tuple[Any, str]:
+    """The tool input and its dialect from the command line; validated here so a bad ask
+    is a usage error before anything is shown or sent."""
+    from midturn.contract import parse_ask
+
+    if args.file:
+        inline = [args.question, args.option, args.multi, args.header, args.text, args.secret]
+        if any(inline):
+            raise _Usage(
+                "--file holds the whole ask; drop the question and -o/--multi/"
+                "--header/--text/--secret, or drop --file"
+            )
+        try:
+            raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
+            data = json.loads(raw)
+        except OSError as error:
+            raise _Usage(f"cannot read {args.file}: {error.strerror}") from error
+        except json.JSONDecodeError as error:
+            raise _Usage(
+                f"{args.file} is not JSON ({error}); give the tool input object"
+            ) from error
+        dialect = args.dialect
+    else:
+        if not args.question:
+            raise _Usage('give a question (midturn ask "Which one?" -o A -o B) or --file ask.json')
+        if args.option and (args.text or args.secret):
+            raise _Usage("--text and --secret ask for typed text; drop them or the -o options")
+        if args.multi and not args.option:
+            raise _Usage("--multi needs options: add -o for each choice")
+        question: dict[str, Any] = {"question": args.question}
+        if args.header:
+            question["header"] = args.header
+        if args.option:
+            question["options"] = [{"label": label} for label in args.option]
+            question["multi"] = bool(args.multi)
+        else:
+            question["kind"] = "text"
+            if args.secret:
+                question["secret"] = True
+        data, dialect = {"questions": [question]}, "midturn"
+    ask = parse_ask(data, dialect)
+    if args.timeout is not None:
+        if args.timeout <= 0:
+            raise _Usage(f"--timeout {args.timeout} must be more than 0 seconds")
+        data = _canonical(ask) | {"timeout_s": args.timeout}
+        return data, "midturn"
+    return data, ask.dialect
+
+
+# -- reporting the result --------------------------------------------------------------
+
+
+def _report(result: AskResult, as_json: bool) -> int:
+    code = EXIT_CODES.get(result.outcome, 1)
+    if as_json:
+        print(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        return code
+    if result.outcome == "redirected":
+        _say("the person answered with a message instead:")
+        print(result.message or "")
+        return code
+    shown = [a for a in result.answers if a.status == "answered"]
+    for answer in shown:
+        value = (
+            answer.secret_value.get_secret_value()
+            if answer.secret_value is not None
+            else answer.answer or ""
+        )
+        print(value if len(result.answers) == 1 else f"{answer.header}: {value}")
+    notes = {
+        "skipped": "skipped: no answer was given",
+        "timed_out": "timed out before an answer",
+        "unavailable": "unavailable: no one can answer here",
+        "cancelled": "stopped",
+    }
+    if result.outcome in notes:
+        _say(f"midturn: {notes[result.outcome]}")
+    return code
+
+
+# -- midturn ask -----------------------------------------------------------------------
+
+
+async def _ask_here(tool_input: Any, dialect: str, args: argparse.Namespace) -> int:
+    from midturn.errors import InvalidAnswer
+    from midturn.runtime import Runtime
+    from midturn.store import open_store
+    from midturn.tui import pick
+    from midturn.tui._terminal import open_terminal, repeat_window_from_env
+
+    with open_terminal() as term:
+        async with (
+            open_store("memory://") as store,
+            Runtime(store, interactive=term is not None) as runtime,
+        ):
+            parked, _ = await runtime.ask(
+                _SESSION_TURN, tool_input, dialect=dialect, turn_id=_SESSION_TURN
+            )
+            if term is None or parked.ask is None or not parked.pending:
+                settled = await runtime.get(parked.id)
+                if term is None:
+                    _say(
+                        "midturn: no terminal here to ask in; use --gateway URL to ask "
+                        "through a gateway"
+                    )
+                return _report(settled.result or AskResult(outcome="unavailable"), args.json)
+            waiter = asyncio.create_task(runtime.wait(parked.id))
+            window = repeat_window_from_env(0.5)
+            try:
+                while not waiter.done():
+                    picker = asyncio.create_task(
+                        pick(
+                            parked.ask, input=term.input, output=term.output, repeat_window_s=window
+                        )
+                    )
+                    await asyncio.wait({picker, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                    if not picker.done():
+                        picker.cancel()  # settled without us: timed out
+                        await asyncio.gather(picker, return_exceptions=True)
+                        break
+                    chosen = picker.result()
+                    if chosen.stopped:
+                        await runtime.stop_turn(_SESSION_TURN, _SESSION_TURN, by="terminal")
+                        break
+                    try:
+                        await runtime.answer(parked.id, chosen.payload, by="terminal")
+                    except InvalidAnswer as error:
+                        term.say(f"That answer was refused ({error}); try again.")
+                settled = await waiter
+            finally:
+                waiter.cancel()
+    return _report(settled.result or AskResult(outcome="cancelled"), args.json)
+
+
+async def _ask_gateway(tool_input: Any, dialect: str, args: argparse.Namespace) -> int:
+    import httpx
+
+    from midturn.client import AsyncClient
+
+    token = args.token or os.environ.get("MIDTURN_TOKEN")
+    if not token:
+        raise _Usage("asking through a gateway needs its admin token: --token T or MIDTURN_TOKEN")
+    try:
+        async with AsyncClient(args.gateway, token) as admin:
+            creds = await admin.create_session({"client": "midturn ask"})
+        async with AsyncClient(args.gateway, creds.agent_token) as agent:
+            parked = await agent.ask(
+                creds.session_id, tool_input, dialect=dialect, turn_id=_SESSION_TURN
+            )
+            _say(f"Waiting for an answer at {creds.answer_url}")
+            _say(f"  (or in a terminal: midturn answer '{creds.answer_url}')")
+            try:
+                settled = parked if not parked.pending else await agent.wait(parked.id)
+            except asyncio.CancelledError:
+                await agent.stop_turn(creds.session_id, _SESSION_TURN)
+                raise
+    except httpx.TransportError as error:
+        _say(
+            f"midturn: cannot reach the gateway at {args.gateway} ({error}); start it "
+            "with `midturn serve` or check --gateway"
+        )
+        return EXIT_CODES["unavailable"]
+    return _report(settled.result or AskResult(outcome="cancelled"), args.json)
+
+
+def _run_ask(args: argparse.Namespace) -> int:
+    tool_input, dialect = _tool_input(args)
+    if args.gateway:
+        return asyncio.run(_ask_gateway(tool_input, dialect, args))
+    return asyncio.run(_ask_here(tool_input, dialect, args))
+
+
+# -- midturn answer, demo, serve -------------------------------------------------------
+
+
+def _from_answer_url(url: str) -> tuple[str, str | None]:
+    """`http://host:port/#token=T&session=S` → (`http://host:port`, T)."""
+    parts = urlsplit(url)
+    token = parse_qs(parts.fragment).get("token", [None])[0]
+    return f"{parts.scheme}://{parts.netloc}", token
+
+
+async def _answer(base_url: str, token: str) -> int:
+    from midturn.client import AsyncClient
+    from midturn.tui._answerer import GatewaySource, answer_loop
+    from midturn.tui._terminal import open_terminal, repeat_window_from_env
+
+    with open_terminal() as term:
+        if term is None:
+            _say("midturn: `midturn answer` needs a terminal; open the web inbox instead")
+            return EXIT_CODES["unavailable"]
+        async with AsyncClient(base_url, token) as client:
+            who = await client.whoami()
+            session = None if who.get("role") == "admin" else who.get("session_id")
+            source = GatewaySource(client, session)
+            return await answer_loop(source, term, repeat_window_s=repeat_window_from_env(0.5))
+
+
+def _run_answer(args: argparse.Namespace) -> int:
+    import httpx
+
+    from midturn.client import DEFAULT_GATEWAY_URL
+
+    base_url, token = args.gateway or DEFAULT_GATEWAY_URL, args.token
+    if args.url:
+        base_url, from_url = _from_answer_url(args.url)
+        token = token or from_url
+    token = token or os.environ.get("MIDTURN_TOKEN")
+    if not token:
+        raise _Usage(
+            "give the answer URL, or --token T (an answer or admin token), or set MIDTURN_TOKEN"
+        )
+    try:
+        return asyncio.run(_answer(base_url, token))
+    except httpx.TransportError as error:
+        _say(f"midturn: cannot reach the gateway at {base_url} ({error})")
+        return EXIT_CODES["unavailable"]
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from midturn._demo import run_demo
+    from midturn.tui._terminal import open_terminal, repeat_window_from_env
+
+    with open_terminal() as term:
+        if term is None:
+            _say("midturn: the demo asks in a terminal, and there is none here")
+            return EXIT_CODES["unavailable"]
+        return asyncio.run(run_demo(term, repeat_window_s=repeat_window_from_env(0.5)))
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    from midturn.gateway import DEFAULT_DB_URL, serve
+
+    serve(db_url=args.db or DEFAULT_DB_URL, host=args.host, port=args.port, token=args.token)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="midturn",
+        description="Let an agent stop mid-turn, ask a few bounded questions, and go on.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the gateway and the web inbox")
+    serve.add_argument(
+        "--db", metavar="URL", help="store URL (default sqlite:///.midturn/midturn.db)"
+    )
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--token", help="admin token (default: MIDTURN_TOKEN, else generated)")
+    serve.set_defaults(run=_run_serve)
+
+    ask = commands.add_parser(
+        "ask",
+        help="ask a question in this terminal (or through a gateway) and print the answer",
+        epilog="exit codes: 0 answered, 1 skipped, 2 usage error, 3 timed out, "
+        "4 unavailable, 130 stopped",
+    )
+    ask.add_argument("question", nargs="?", help="the question to ask")
+    ask.add_argument("-o", "--option", action="append", metavar="LABEL", help="a choice (2–4)")
+    ask.add_argument("--multi", action="store_true", help="allow several choices")
+    ask.add_argument("--header", help="a short label (≤ 12 characters)")
+    ask.add_argument("--text", action="store_true", help="ask for typed text (no options)")
+    ask.add_argument("--secret", action="store_true", help="typed text, masked on screen")
+    ask.add_argument(
+        "--file", metavar="ASK.json", help="the whole tool input as JSON (- reads stdin)"
+    )
+    ask.add_argument("--dialect", default="auto", help="the --file's dialect (default: auto)")
+    ask.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds (exit 3)")
+    ask.add_argument("--json", action="store_true", help="print the canonical result JSON")
+    ask.add_argument("--gateway", metavar="URL", help="ask through this gateway instead")
+    ask.add_argument("--token", help="the gateway's admin token (default: MIDTURN_TOKEN)")
+    ask.set_defaults(run=_run_ask)
+
+    answer = commands.add_parser("answer", help="answer a gateway's questions in this terminal")
+    answer.add_argument("url", nargs="?", help="an answer URL (http://host:port/#token=…)")
+    answer.add_argument("--gateway", metavar="URL", help="the gateway (default 127.0.0.1:8765)")
+    answer.add_argument("--token", help="an answer or admin token (default: MIDTURN_TOKEN)")
+    answer.set_defaults(run=_run_answer)
+
+    demo = commands.add_parser("demo", help="an agent turn that asks you mid-turn")
+    demo.set_defaults(run=_run_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; returns the exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        code: int = args.run(args)
+        return code
+    except _Usage as error:
+        _say(f"midturn {args.command}: {error}")
+        return EXIT_CODES["usage"]
+    except InvalidAsk as error:
+        _say(f"midturn {args.command}: the ask is not valid:\n{error}")
+        return EXIT_CODES["usage"]
+    except GatewayError as error:
+        _say(f"midturn {args.command}: the gateway refused: {error}")
+        return EXIT_CODES["unavailable"]
+    except (UsageError, MidturnError) as error:
+        _say(f"midturn {args.command}: {error}")
+        return EXIT_CODES["usage"]
+    except KeyboardInterrupt:
+        return EXIT_CODES["cancelled"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
