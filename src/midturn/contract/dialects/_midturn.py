@@ -1,0 +1,182 @@
+"""The `midturn` dialect: the canonical contract itself (SPEC §2.1, §2.5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from midturn.contract._models import AskResult, ToolOutput
+from midturn.contract._render import canonical_text
+from midturn.contract.dialects._base import Dialect
+from midturn.errors import InvalidAsk, Problem
+
+__all__ = ["MidturnDialect"]
+
+_DESCRIPTION = (
+    "Ask the user one to four short questions and wait for the answers, within this same "
+    "turn. Use it only for a bounded decision you need before you can continue: a choice "
+    "between a few options, or a short value such as a name. Put everything you need in "
+    "one call, ask once, and do not ask again about anything answered or skipped. Give "
+    "each choice question 2-4 distinct options and recommend one when you have a "
+    'preference. Never add an "Other", "None of the above", "Skip" or "Not sure" option: '
+    "the user can always type their own answer or skip. For open-ended discussion, reply in "
+    "ordinary text instead of calling this tool."
+)
+
+# Keys only the canonical shape uses (omp shares id, multi and recommended).
+_OWN_QUESTION_KEYS = frozenset(
+    {"kind", "min_choices", "max_choices", "allow_other", "secret", "placeholder"}
+)
+_OWN_ASK_KEYS = frozenset({"timeout_s", "on_timeout"})
+
+
+class MidturnDialect(Dialect):
+    """The canonical shape: input passes through to normalization and validation; the
+    result is the §2.5 JSON beside the §2.5 text."""
+
+    name = "midturn"
+    tool_name = "ask_user_question"
+
+    def to_canonical(self, tool_input: Any) -> dict[str, Any]:
+        if not isinstance(tool_input, dict):
+            kind = "a list" if isinstance(tool_input, list) else type(tool_input).__name__
+            if tool_input is None:
+                kind = "null"
+            elif isinstance(tool_input, str):
+                kind = "a string"
+            raise InvalidAsk(
+                [
+                    Problem(
+                        "",
+                        f'the tool input is {kind}; give an object {{"questions": [...]}} '
+                        "with 1-4 questions",
+                    )
+                ]
+            )
+        return tool_input
+
+    def render(self, result: AskResult) -> ToolOutput:
+        return ToolOutput.model_construct(
+            text=canonical_text(result), data=result.model_dump(mode="json"), is_error=False
+        )
+
+    def description(self) -> str:
+        return _DESCRIPTION
+
+    def input_schema(self) -> dict[str, Any]:
+        limits = self.limits
+        option = {
+            "type": "object",
+            "properties": {
+                "label": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": limits.max_label_chars,
+                    "description": "What the user picks: a few words.",
+                },
+                "description": {
+                    "type": "string",
+                    "maxLength": limits.max_description_chars,
+                    "description": "What choosing it means, or its trade-off.",
+                },
+                "id": {
+                    "type": "string",
+                    "pattern": "^[A-Za-z0-9_.-]{1,64}$",
+                    "description": "Optional stable id for the option.",
+                },
+            },
+            "required": ["label"],
+            "additionalProperties": False,
+        }
+        question = {
+            "type": "object",
+            "properties": {
+                "id": {
+                    "type": "string",
+                    "pattern": "^[A-Za-z0-9_.-]{1,64}$",
+                    "description": "Optional id, unique in the call; defaults to q1, q2, ...",
+                },
+                "header": {
+                    "type": "string",
+                    "maxLength": limits.max_header_chars,
+                    "description": (
+                        f"Optional short label (at most {limits.max_header_chars} characters)."
+                    ),
+                },
+                "question": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": limits.max_question_chars,
+                    "description": "The complete question, ending with a question mark.",
+                },
+                "kind": {
+                    "type": "string",
+                    "enum": ["choice", "text"],
+                    "description": "choice (with options) or text (a typed answer).",
+                },
+                "options": {
+                    "type": "array",
+                    "minItems": limits.min_options,
+                    "maxItems": limits.max_options,
+                    "items": option,
+                    "description": (
+                        f"{limits.min_options}-{limits.max_options} distinct options; never "
+                        "Other, None or Skip: the user can always type or skip."
+                    ),
+                },
+                "multi": {
+                    "type": "boolean",
+                    "description": "true when the user may pick several options.",
+                },
+                "min_choices": {"type": "integer", "minimum": 0},
+                "max_choices": {"type": "integer", "minimum": 1},
+                "recommended": {
+                    "type": "string",
+                    "description": "The label of the option you recommend, if any.",
+                },
+                "allow_other": {
+                    "type": "boolean",
+                    "description": "false when only the listed options make sense.",
+                },
+                "secret": {
+                    "type": "boolean",
+                    "description": "Text questions: mask the input; you never see the value.",
+                },
+                "placeholder": {"type": "string", "description": "Text questions: a hint."},
+            },
+            "required": ["question"],
+            "additionalProperties": False,
+        }
+        timeout: dict[str, Any] = {"type": "number", "exclusiveMinimum": 0}
+        if limits.max_timeout_s is not None:
+            timeout["maximum"] = limits.max_timeout_s
+        return {
+            "type": "object",
+            "properties": {
+                "questions": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": limits.max_questions,
+                    "items": question,
+                },
+                "timeout_s": timeout,
+                "on_timeout": {"type": "string", "enum": ["skip", "recommended"]},
+            },
+            "required": ["questions"],
+            "additionalProperties": False,
+        }
+
+    def matches(self, tool_input: Any) -> int:
+        """1 for any `{questions: [{question}]}` shape; 3 when a key only the canonical
+        shape has (`kind`, `allow_other`, `secret`, `timeout_s`, ...) is present."""
+        if not isinstance(tool_input, dict):
+            return 0
+        questions = tool_input.get("questions")
+        if not isinstance(questions, list) or not questions:
+            return 0
+        if not all(isinstance(q, dict) and "question" in q for q in questions):
+            return 0
+        if _OWN_ASK_KEYS & tool_input.keys():
+            return 3
+        if any(_OWN_QUESTION_KEYS & q.keys() for q in questions):
+            return 3
+        return 1
