@@ -208,3 +208,22 @@ async def test_a_settle_whose_caller_is_cancelled_completes_and_is_announced(
         settled = await store.get_interaction("i1")
         assert settled is not None and settled.status == "cancelled"
         assert [event.type for event in await store.read_events()] == ["user_question_cancelled"]
+
+
+async def test_listeners_hear_appends_made_through_another_connection(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    async with open_store(url) as watching, open_store(url) as writing:
+        heard: list[int] = []
+        woke = asyncio.Event()
+
+        def listener(newest: int) -> None:
+            heard.append(newest)
+            woke.set()
+
+        watching.add_listener(listener)
+        appended = await writing.append_events(
+            [NewEvent(type="turn_waiting", session_id="s1", turn_id="t1")] * 2
+        )
+        await asyncio.wait_for(woke.wait(), timeout=10)
+        assert heard == [appended[-1].id]
+        assert await watching.read_events() == list(appended)

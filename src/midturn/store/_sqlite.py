@@ -10,14 +10,16 @@ its events: two processes can never both settle one interaction. A caller cancel
 its operation runs does not undo it; the operation completes, and its events are
 announced to listeners all the same.
 
-Listeners hear the appends made through this store object. Appends by another process
-reach a reader when it next reads the log (SQLite has no cross-process wake-up; use
-PostgreSQL for several live replicas).
+Listeners hear the appends made through this store object at once. Appends by another
+process (or another store object on the same file) are found by a watcher that, while
+listeners are registered, looks at the newest event id every `WATCH_INTERVAL_S`; SQLite
+has no cross-process notification. Several live replicas belong on PostgreSQL.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -60,6 +62,7 @@ __all__ = ["DEFAULT_SQLITE_PATH", "DEFAULT_SQLITE_URL", "SqliteStore", "sqlite_p
 DEFAULT_SQLITE_PATH = ".midturn/midturn.db"
 DEFAULT_SQLITE_URL = f"sqlite:///{DEFAULT_SQLITE_PATH}"
 BUSY_TIMEOUT_MS = 30_000
+WATCH_INTERVAL_S = 0.5
 
 T = TypeVar("T")
 Db = sqlite3.Connection
@@ -118,6 +121,8 @@ class SqliteStore(Store):
         self._db: Db | None = None
         self._worker: ThreadPoolExecutor | None = None
         self._opening = asyncio.Lock()
+        self._watcher: asyncio.Task[None] | None = None
+        self._heard = 0  # the newest event id announced to listeners
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -134,9 +139,16 @@ class SqliteStore(Store):
                 worker.shutdown(wait=False)
                 raise
             self._worker = worker
+            self._heard = await self._run(_newest_event_id)
+            self._watcher = asyncio.create_task(self._watch(), name=f"midturn-watch {self.url}")
 
     async def aclose(self) -> None:
         async with self._opening:
+            watcher, self._watcher = self._watcher, None
+            if watcher is not None:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
             db, worker = self._db, self._worker
             self._db = self._worker = None
             if db is not None and worker is not None:
@@ -170,7 +182,20 @@ class SqliteStore(Store):
             return
         _, appended = future.result()
         if appended:
-            self._notify(appended[-1].id)
+            self._hear(appended[-1].id)
+
+    def _hear(self, newest: int) -> None:
+        """Tell listeners about `newest`, unless they have heard of it or a newer id."""
+        if newest > self._heard:
+            self._heard = newest
+            self._notify(newest)
+
+    async def _watch(self) -> None:
+        """Find appends made through other connections to the file (see the module doc)."""
+        while True:
+            await asyncio.sleep(WATCH_INTERVAL_S)
+            if self._listeners:
+                self._hear(await self._run(_newest_event_id))
 
     # -- sessions --------------------------------------------------------------------
 
@@ -359,10 +384,7 @@ class SqliteStore(Store):
         return await self._run(select)
 
     async def last_event_id(self) -> int:
-        def newest(db: Db) -> int:
-            return int(db.execute("SELECT coalesce(max(id), 0) FROM midturn_events").fetchone()[0])
-
-        return await self._run(newest)
+        return await self._run(_newest_event_id)
 
 
 # -- on the store's thread -------------------------------------------------------------
@@ -398,6 +420,10 @@ def _insert_events(db: Db, events: Sequence[NewEvent], bodies: list[str]) -> tup
         assert cursor.lastrowid is not None
         appended.append(event_from(new, cursor.lastrowid))
     return tuple(appended)
+
+
+def _newest_event_id(db: Db) -> int:
+    return int(db.execute("SELECT coalesce(max(id), 0) FROM midturn_events").fetchone()[0])
 
 
 def _schema_version(db: Db) -> int:
