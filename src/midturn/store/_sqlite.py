@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -64,6 +65,7 @@ DEFAULT_SQLITE_URL = f"sqlite:///{DEFAULT_SQLITE_PATH}"
 BUSY_TIMEOUT_MS = 30_000
 WATCH_INTERVAL_S = 0.5
 
+log = logging.getLogger("midturn.store")
 T = TypeVar("T")
 Db = sqlite3.Connection
 
@@ -194,8 +196,16 @@ class SqliteStore(Store):
         """Find appends made through other connections to the file (see the module doc)."""
         while True:
             await asyncio.sleep(WATCH_INTERVAL_S)
-            if self._listeners:
-                self._hear(await self._run(_newest_event_id))
+            if not self._listeners:
+                continue
+            try:
+                newest = await self._run(_newest_event_id)
+            except UsageError:  # closed meanwhile
+                return
+            except sqlite3.Error as error:  # try again next time
+                log.warning("reading the newest event id of %s failed: %s", self.url, error)
+                continue
+            self._hear(newest)
 
     # -- sessions --------------------------------------------------------------------
 
