@@ -109,6 +109,8 @@ async def _validation(_: Request, exc: Exception) -> JSONResponse:
 async def _http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     path = request.url.path
+    if isinstance(exc.__cause__, PayloadTooLarge):  # raised while FastAPI read the body
+        return error_response(413, "payload_too_large", str(exc.__cause__))
     if exc.status_code == 404:
         return error_response(
             404, "not_found", f"no route {path}; see /openapi.json for the routes"

@@ -83,14 +83,16 @@ class _JsonLogFormatter(logging.Formatter):
         return json.dumps(fields, ensure_ascii=False)
 
 
-def _configure_logging(level: str) -> None:
+def _configure_logging(access_log: bool) -> None:
+    """JSON lines on stderr for the gateway's loggers (set up once, only if the host has
+    not configured them): one per request when `access_log`, and errors."""
     logger = logging.getLogger("midturn.gateway")
     if logger.handlers:
         return
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_JsonLogFormatter())
     logger.addHandler(handler)
-    logger.setLevel(level.upper())
+    logger.setLevel(logging.INFO if access_log else logging.WARNING)
     logger.propagate = False
 
 
@@ -156,13 +158,15 @@ async def run_server(
     on_server: Callable[[_Server], None] | None = None,
     announce: Callable[[str], None] | None = _print,
     log_level: str = "warning",
+    access_log: bool = True,
     install_signal_handlers: bool = True,
 ) -> None:
     """Run the gateway until stopped. `on_ready(base_url)` is called once it listens;
-    `on_server(server)` hands out the server so a caller can `stop()` it."""
+    `on_server(server)` hands out the server so a caller can `stop()` it; `log_level` is
+    uvicorn's; `access_log` writes one JSON line per request to stderr."""
     if not 0 <= port <= 65535:
         raise UsageError(f"port {port} is out of range; use 0–65535 (0 picks a free port)")
-    _configure_logging(log_level)
+    _configure_logging(access_log)
     admin_token, generated = admin_token_for(data_dir_for(db_url), token)
     async with open_store(db_url) as store, Runtime(store) as runtime:
         public = f"http://{host}:{port}"

@@ -1,0 +1,391 @@
+"""The gateway's round trip beside a bare FastAPI POST on uvicorn, measured in one run.
+
+    .venv/bin/python bench/gateway.py [--quick]
+
+A round trip: the agent creates an ask and long-polls for it; an answerer, following the
+admin event stream, sees `user_question_requested` and posts the answer; the agent's
+long-poll returns the result. The anchor: a bare FastAPI endpoint on uvicorn that
+validates a small JSON body and returns one, in its own process, driven by the same
+httpx client code. Both servers run as separate processes on 127.0.0.1.
+
+Goals (SPEC-level, from the gateway task):
+- round-trip p50 ≤ 3 × the bare POST's p50;
+- 64 concurrent sessions: round trips/s ≥ 25 % of the bare endpoint's requests/s;
+- 1,000 concurrent waiting agents and 100 SSE streams held, then all released, with no
+  errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ADMIN = "bench-admin-token-5b8f0c"
+ASK = {
+    "questions": [
+        {
+            "id": "db",
+            "header": "Database",
+            "question": "Which database should the service use?",
+            "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}],
+        },
+        {"id": "name", "question": "What should the service be called?", "kind": "text"},
+    ]
+}
+ANSWER = {"answers": {"db": "PostgreSQL", "name": "billing-api"}}
+BARE_BODY = {"tool_input": ASK, "turn_id": "t1", "tool_call_id": None}
+
+BARE_APP = """
+import sys
+import uvicorn
+from fastapi import FastAPI
+from pydantic import BaseModel
+from typing import Any
+
+app = FastAPI()
+
+class Body(BaseModel):
+    tool_input: Any
+    turn_id: str = "turn"
+    tool_call_id: str | None = None
+
+@app.post("/bare", status_code=201)
+async def bare(body: Body) -> dict[str, Any]:
+    return {"id": "x", "status": "pending", "turn_id": body.turn_id}
+
+@app.get("/healthz")
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning",
+            access_log=False)
+"""
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _start_bare() -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    process = subprocess.Popen([sys.executable, "-c", BARE_APP, str(port)])
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(500):
+        try:
+            if httpx.get(f"{url}/healthz").status_code == 200:
+                return process, url
+        except httpx.TransportError:
+            time.sleep(0.02)
+    raise SystemExit("the bare server did not start")
+
+
+def _start_gateway(db: Path) -> tuple[subprocess.Popen[bytes], str]:
+    env = {**os.environ, "MIDTURN_TOKEN": ADMIN, "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "midturn.gateway", "--db", f"sqlite:///{db}", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    assert process.stdout is not None
+    for raw in process.stdout:
+        line = raw.decode()
+        if line.startswith("midturn gateway on "):
+            return process, line.removeprefix("midturn gateway on ").split()[0]
+    raise SystemExit("the gateway did not start")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def _limits(n: int) -> httpx.Limits:
+    return httpx.Limits(max_connections=n, max_keepalive_connections=n)
+
+
+# -- the round trip --------------------------------------------------------------------
+
+
+class Answerer:
+    """Follows the admin event stream; answers every ask it sees requested."""
+
+    def __init__(self, url: str) -> None:
+        self.http = httpx.AsyncClient(
+            base_url=url,
+            headers={"Authorization": f"Bearer {ADMIN}"},
+            timeout=httpx.Timeout(30, read=None),
+            limits=_limits(256),
+        )
+        self.errors = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._follow: asyncio.Task[None] | None = None
+        self.listening = asyncio.Event()
+
+    async def start(self, after: int) -> None:
+        self._follow = asyncio.create_task(self._run(after))
+        await asyncio.wait_for(self.listening.wait(), 10)
+
+    async def _run(self, after: int) -> None:
+        headers = {"Last-Event-ID": str(after)}
+        async with self.http.stream("GET", "/v1/events", headers=headers) as response:
+            self.listening.set()
+            async for line in response.aiter_lines():
+                if not line.startswith("data: "):
+                    continue
+                event = json.loads(line[6:])
+                if event["type"] == "user_question_requested":
+                    task = asyncio.create_task(self._answer(event["interaction_id"]))
+                    self._tasks.add(task)
+                    task.add_done_callback(self._tasks.discard)
+
+    async def _answer(self, ask_id: str) -> None:
+        response = await self.http.post(f"/v1/asks/{ask_id}/answer", json=ANSWER)
+        if response.status_code != 200:
+            self.errors += 1
+
+    async def aclose(self) -> None:
+        if self._follow is not None:
+            self._follow.cancel()
+            await asyncio.gather(self._follow, return_exceptions=True)
+        await self.http.aclose()
+
+
+async def _new_session(admin: httpx.AsyncClient) -> dict[str, str]:
+    response = await admin.post("/v1/sessions", json={})
+    response.raise_for_status()
+    session: dict[str, str] = response.json()
+    return session
+
+
+async def _round_trip(agent: httpx.AsyncClient, session: dict[str, str]) -> float:
+    headers = {"Authorization": f"Bearer {session['agent_token']}"}
+    started = time.perf_counter()
+    created = await agent.post(
+        f"/v1/sessions/{session['session_id']}/asks",
+        json={"tool_input": ASK, "turn_id": "t1"},
+        headers=headers,
+    )
+    if created.status_code != 201:
+        raise RuntimeError(f"ask refused: {created.status_code} {created.text}")
+    ask_id = created.json()["interaction"]["id"]
+    while True:
+        waited = await agent.get(f"/v1/asks/{ask_id}", params={"wait": 60}, headers=headers)
+        if waited.json()["interaction"]["status"] != "pending":
+            return time.perf_counter() - started
+
+
+async def _bare_post(client: httpx.AsyncClient) -> float:
+    started = time.perf_counter()
+    response = await client.post("/bare", json=BARE_BODY)
+    if response.status_code != 201:
+        raise RuntimeError(f"bare POST failed: {response.status_code}")
+    return time.perf_counter() - started
+
+
+# -- phases ----------------------------------------------------------------------------
+
+
+async def _sequential(call: Callable[[], Awaitable[float]], count: int) -> list[float]:
+    return [await call() for _ in range(count)]
+
+
+async def _concurrent(
+    workers: int, seconds: float, call: Callable[[int], Awaitable[float]]
+) -> tuple[float, int]:
+    """(completed calls per second, errors) with `workers` loops for `seconds`."""
+    done = 0
+    errors = 0
+    stop_at = time.perf_counter() + seconds
+
+    async def worker(index: int) -> None:
+        nonlocal done, errors
+        while time.perf_counter() < stop_at:
+            try:
+                await call(index)
+                done += 1
+            except (RuntimeError, httpx.HTTPError):
+                errors += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(i) for i in range(workers)))
+    return done / (time.perf_counter() - started), errors
+
+
+def _p(values: list[float], q: int) -> float:
+    return statistics.quantiles(values, n=100)[q - 1] * 1000
+
+
+async def _hold(url: str, waiters: int, streams: int) -> dict[str, Any]:
+    """Hold `waiters` long polls and `streams` SSE streams, check the gateway reports
+    them, then answer every ask and check every waiter and stream saw it."""
+    admin = httpx.AsyncClient(
+        base_url=url,
+        headers={"Authorization": f"Bearer {ADMIN}"},
+        timeout=120,
+        limits=_limits(waiters + streams + 64),
+    )
+    sessions = [await _new_session(admin) for _ in range(streams)]
+    asks: list[tuple[dict[str, str], str]] = []
+    for n in range(waiters):
+        session = sessions[n % streams]
+        created = await admin.post(
+            f"/v1/sessions/{session['session_id']}/asks", json={"tool_input": ASK}
+        )
+        asks.append((session, created.json()["interaction"]["id"]))
+
+    stream_events = [0] * streams
+    stream_errors = 0
+    opened = asyncio.Semaphore(0)
+
+    async def follow(index: int) -> None:
+        nonlocal stream_errors
+        session = sessions[index]
+        try:
+            async with admin.stream(
+                "GET",
+                f"/v1/sessions/{session['session_id']}/events",
+                headers={"Authorization": f"Bearer {session['answer_token']}"},
+                timeout=httpx.Timeout(120, read=None),
+            ) as response:
+                opened.release()
+                if response.status_code != 200:
+                    stream_errors += 1
+                    return
+                async for line in response.aiter_lines():
+                    if line.startswith("event: user_question_answered"):
+                        stream_events[index] += 1
+                        if stream_events[index] == waiters // streams:
+                            return
+        except httpx.HTTPError:
+            stream_errors += 1
+
+    async def wait(ask_id: str) -> str:
+        response = await admin.get(f"/v1/asks/{ask_id}", params={"wait": 60})
+        return (
+            str(response.json()["interaction"]["status"])
+            if response.status_code == 200
+            else "error"
+        )
+
+    followers = [asyncio.create_task(follow(i)) for i in range(streams)]
+    for _ in range(streams):
+        await opened.acquire()
+    waiting = [asyncio.create_task(wait(ask_id)) for _, ask_id in asks]
+    held: dict[str, float] = {}
+    for _ in range(6000):
+        text = (await admin.get("/metrics")).text
+        held = {
+            line.split()[0]: float(line.split()[1])
+            for line in text.splitlines()
+            if line.startswith(("midturn_waiting_requests", "midturn_open_streams"))
+        }
+        if held.get("midturn_waiting_requests") == waiters:
+            break
+    started = time.perf_counter()
+    answer_errors = 0
+    for _session, ask_id in asks:
+        response = await admin.post(f"/v1/asks/{ask_id}/answer", json=ANSWER)
+        answer_errors += response.status_code != 200
+    statuses = await asyncio.gather(*waiting)
+    await asyncio.wait_for(asyncio.gather(*followers), 120)
+    released = time.perf_counter() - started
+    await admin.aclose()
+    return {
+        "held_waiting": held.get("midturn_waiting_requests"),
+        "held_streams": held.get("midturn_open_streams"),
+        "answered": statuses.count("answered"),
+        "wait_errors": len(statuses) - statuses.count("answered"),
+        "answer_errors": answer_errors,
+        "stream_errors": stream_errors,
+        "stream_events": sum(stream_events),
+        "release_s": released,
+    }
+
+
+async def main(quick: bool) -> int:
+    sequential_n = 60 if quick else 200
+    seconds = 3.0 if quick else 8.0
+    waiters, streams = (200, 20) if quick else (1000, 100)
+    workdir = Path(tempfile.mkdtemp(prefix="midturn-bench-"))
+    bare_process, bare_url = _start_bare()
+    gateway_process, gateway_url = _start_gateway(workdir / "bench.db")
+    try:
+        async with httpx.AsyncClient(base_url=bare_url, limits=_limits(128)) as bare:
+            await _sequential(lambda: _bare_post(bare), 30)
+            bare_lat = await _sequential(lambda: _bare_post(bare), sequential_n)
+            bare_rps, bare_errors = await _concurrent(64, seconds, lambda _: _bare_post(bare))
+
+        admin = httpx.AsyncClient(
+            base_url=gateway_url, headers={"Authorization": f"Bearer {ADMIN}"}, timeout=90
+        )
+        sessions = [await _new_session(admin) for _ in range(64)]
+        answerer = Answerer(gateway_url)
+        await answerer.start(after=0)
+        async with httpx.AsyncClient(
+            base_url=gateway_url, timeout=90, limits=_limits(256)
+        ) as agent:
+            await _sequential(lambda: _round_trip(agent, sessions[0]), 20)
+            trip_lat = await _sequential(lambda: _round_trip(agent, sessions[0]), sequential_n)
+            trip_rps, trip_errors = await _concurrent(
+                64, seconds, lambda i: _round_trip(agent, sessions[i])
+            )
+        await answerer.aclose()
+        await admin.aclose()
+        held = await _hold(gateway_url, waiters, streams)
+    finally:
+        _stop(gateway_process)
+        _stop(bare_process)
+
+    bare_p50, trip_p50 = _p(bare_lat, 50), _p(trip_lat, 50)
+    print(f"bare FastAPI POST     p50 {bare_p50:7.2f} ms  p95 {_p(bare_lat, 95):7.2f} ms")
+    print(f"gateway round trip    p50 {trip_p50:7.2f} ms  p95 {_p(trip_lat, 95):7.2f} ms")
+    print(f"  ratio p50 {trip_p50 / bare_p50:.2f}x (goal <= 3x)")
+    print(f"64 concurrent: bare {bare_rps:8.1f} req/s  ({bare_errors} errors)")
+    print(
+        f"64 concurrent: trip {trip_rps:8.1f} round trips/s  ({trip_errors} errors, "
+        f"{answerer.errors} answer errors)"
+    )
+    print(f"  ratio {trip_rps / bare_rps:.1%} (goal >= 25%)")
+    print(
+        f"held {held['held_waiting']:.0f} waiting agents and {held['held_streams']:.0f} "
+        f"streams (of {waiters} and {streams}); answered {held['answered']}, "
+        f"wait errors {held['wait_errors']}, answer errors {held['answer_errors']}, "
+        f"stream errors {held['stream_errors']}, stream events {held['stream_events']}, "
+        f"all released in {held['release_s']:.2f} s"
+    )
+    ok = (
+        trip_p50 <= 3 * bare_p50
+        and trip_rps >= 0.25 * bare_rps
+        and held["answered"] == waiters
+        and held["wait_errors"] == held["answer_errors"] == held["stream_errors"] == 0
+        and held["held_waiting"] == waiters
+        and held["held_streams"] >= streams
+    )
+    print("goals met" if ok else "goals NOT met")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller, faster run")
+    raise SystemExit(asyncio.run(main(parser.parse_args().quick)))

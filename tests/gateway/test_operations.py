@@ -1,0 +1,103 @@
+"""The open routes: health, Prometheus metrics, the OpenAPI document, and the web
+inbox's static files with their Content-Security-Policy."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from midturn import Runtime, open_store
+from midturn.gateway import create_app
+
+from .conftest import ADMIN_TOKEN, ANSWER, LiveGateway, Session, create_ask
+
+
+async def test_healthz_needs_no_token(gateway: LiveGateway) -> None:
+    async with gateway.client(None) as anonymous:
+        response = await anonymous.get("/healthz")
+    assert (response.status_code, response.json()) == (200, {"status": "ok"})
+
+
+def _metric(text: str, name: str) -> float:
+    match = re.search(rf"^{re.escape(name)} (\S+)$", text, re.MULTILINE)
+    assert match, f"{name} missing from:\n{text}"
+    return float(match.group(1))
+
+
+async def test_metrics_count_pending_interactions_settles_and_requests(
+    gateway: LiveGateway, session: Session
+) -> None:
+    asks = [await create_ask(gateway, session, f"c{n}") for n in range(3)]
+    async with gateway.client(session.answer_token) as answerer, gateway.client(None) as anon:
+        before = (await anon.get("/metrics")).text
+        await answerer.post(f"/v1/asks/{asks[0]['id']}/answer", json=ANSWER)
+        response = await anon.get("/metrics")
+    after = response.text
+    assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
+    assert _metric(before, "midturn_pending_interactions") == 3
+    assert _metric(after, "midturn_pending_interactions") == 2
+    assert _metric(after, "midturn_settle_latency_seconds_count") == 1
+    assert _metric(after, 'midturn_settle_latency_seconds_bucket{le="+Inf"}') == 1
+    assert _metric(after, "midturn_open_streams") == 0
+    assert _metric(after, "midturn_waiting_requests") == 0
+    created = 'midturn_http_requests_total{route="/v1/sessions/{session_id}/asks",status="201"}'
+    assert _metric(after, created) == 3
+    for line in after.splitlines():
+        assert line.startswith("#") or re.match(r"^[a-z_]+(\{.*\})? [0-9.e+-]+$", line), line
+
+
+async def test_the_openapi_document_lists_every_route_with_bearer_auth(
+    gateway: LiveGateway,
+) -> None:
+    async with gateway.client(None) as anonymous:
+        spec = (await anonymous.get("/openapi.json")).json()
+    assert set(spec["paths"]) >= {
+        "/v1/sessions",
+        "/v1/sessions/{session_id}/asks",
+        "/v1/asks/{interaction_id}",
+        "/v1/asks/{interaction_id}/answer",
+        "/v1/asks/{interaction_id}/cancel",
+        "/v1/sessions/{session_id}/turns/{turn_id}/stop",
+        "/v1/sessions/{session_id}/permissions",
+        "/v1/permissions/{interaction_id}",
+        "/v1/permissions/{interaction_id}/decision",
+        "/v1/sessions/{session_id}/interactions",
+        "/v1/inbox",
+        "/v1/sessions/{session_id}/events",
+        "/v1/events",
+        "/healthz",
+        "/metrics",
+    }
+    assert spec["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+
+
+@pytest.fixture
+async def static_app(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    (tmp_path / "index.html").write_text("<!doctype html><title>inbox</title>")
+    (tmp_path / "app.js").write_text("console.log('inbox')")
+    async with open_store("memory://") as store, Runtime(store) as runtime:
+        app = create_app(runtime, store=store, admin_token=ADMIN_TOKEN, web_dir=tmp_path)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            yield client
+
+
+async def test_the_inbox_is_served_with_a_csp_that_forbids_inline_script(
+    static_app: httpx.AsyncClient,
+) -> None:
+    page = await static_app.get("/")
+    script = await static_app.get("/static/app.js")
+    api = await static_app.get("/healthz")
+    assert page.status_code == 200 and "inbox" in page.text
+    assert script.status_code == 200 and "console.log" in script.text
+    for response in (page, script):
+        policy = response.headers["content-security-policy"]
+        script_src = re.search(r"script-src ([^;]*)", policy)
+        assert script_src and script_src.group(1).strip() == "'self'"
+        assert "unsafe-inline" not in policy
+    assert "content-security-policy" not in api.headers
+    assert page.headers["referrer-policy"] == "no-referrer"

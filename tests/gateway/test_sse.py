@@ -1,0 +1,184 @@
+"""Server-sent events: the frame format, `Last-Event-ID` replay after a dropped
+connection, and the client's automatic resume across a gateway restart."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from midturn.client import AsyncClient
+
+from .conftest import (
+    ANSWER,
+    ASK,
+    SAFETY_S,
+    LiveGateway,
+    Session,
+    StartGateway,
+    create_ask,
+    next_event,
+)
+
+
+async def _frames(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """Parsed frames `{id, event, data}` of a raw SSE response."""
+    frame: dict[str, Any] = {}
+    async for line in response.aiter_lines():
+        if not line:
+            if "data" in frame:
+                yield frame
+            frame = {}
+        elif not line.startswith(":"):
+            name, _, value = line.partition(": ")
+            frame[name] = json.loads(value) if name == "data" else value
+
+
+async def _read(response: httpx.Response, count: int) -> list[dict[str, Any]]:
+    frames = _frames(response)
+    got = [await asyncio.wait_for(anext(frames), SAFETY_S) for _ in range(count)]
+    await frames.aclose()
+    return got
+
+
+async def test_a_frame_carries_id_type_and_the_whole_event(
+    gateway: LiveGateway, session: Session
+) -> None:
+    ask = await create_ask(gateway, session)
+    async with (
+        gateway.client(session.answer_token) as answerer,
+        answerer.stream("GET", f"/v1/sessions/{session.session_id}/events") as response,
+    ):
+        assert response.headers["content-type"].startswith("text/event-stream")
+        frames = _frames(response)
+        frame = await asyncio.wait_for(anext(frames), SAFETY_S)
+        while frame["event"] != "user_question_requested":
+            frame = await asyncio.wait_for(anext(frames), SAFETY_S)
+        await frames.aclose()
+
+    event = frame["data"]
+    assert int(frame["id"]) == event["id"]
+    assert frame["event"] == event["type"]
+    assert set(event) == {"id", "type", "session_id", "turn_id", "interaction_id", "at", "data"}
+    assert (event["session_id"], event["turn_id"]) == (session.session_id, "turn-1")
+    assert event["interaction_id"] == ask["id"]
+
+
+async def test_reconnecting_with_last_event_id_replays_exactly_what_was_missed(
+    gateway: LiveGateway, session: Session
+) -> None:
+    path = f"/v1/sessions/{session.session_id}/events"
+    await create_ask(gateway, session, "call-1")
+    async with gateway.client(session.answer_token) as answerer:
+        async with answerer.stream("GET", path) as response:
+            [first] = await _read(response, 1)
+        # the connection is gone; meanwhile more happens
+        await create_ask(gateway, session, "call-2")
+        await create_ask(gateway, session, "call-3")
+        async with answerer.stream("GET", path) as response:
+            everything = await _read(response, 1)
+        async with answerer.stream("GET", path, headers={"Last-Event-ID": first["id"]}) as response:
+            every_after = await _collect_until_tool_call(response, "call-3")
+
+    assert everything[0]["id"] == first["id"]
+    ids = [int(frame["id"]) for frame in every_after]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert ids[0] > int(first["id"])
+    requested = [f["data"] for f in every_after if f["event"] == "user_question_requested"]
+    assert len(requested) == 2
+
+
+async def _collect_until_tool_call(
+    response: httpx.Response, tool_call_id: str
+) -> list[dict[str, Any]]:
+    got: list[dict[str, Any]] = []
+
+    async def collect() -> None:
+        async for frame in _frames(response):
+            got.append(frame)
+            if frame["event"] == "user_question_requested" and tool_call_id in json.dumps(
+                frame["data"]
+            ):
+                return
+
+    await asyncio.wait_for(collect(), SAFETY_S)
+    return got
+
+
+async def test_the_after_parameter_and_the_access_token_parameter_work_for_eventsource(
+    gateway: LiveGateway, session: Session
+) -> None:
+    await create_ask(gateway, session, "call-1")
+    async with (
+        gateway.client(None) as browser,
+        browser.stream(
+            "GET",
+            f"/v1/sessions/{session.session_id}/events",
+            params={"access_token": session.answer_token, "after": 0},
+        ) as response,
+    ):
+        assert response.status_code == 200
+        [frame] = await _read(response, 1)
+    assert frame["data"]["session_id"] == session.session_id
+
+
+async def test_a_last_event_id_that_is_not_an_id_is_a_clear_422(
+    gateway: LiveGateway, session: Session
+) -> None:
+    async with gateway.client(session.answer_token) as answerer:
+        response = await answerer.get(
+            f"/v1/sessions/{session.session_id}/events", headers={"Last-Event-ID": "abc"}
+        )
+    assert response.status_code == 422
+    assert response.json()["error"] == "invalid_request"
+    assert "Last-Event-ID" in response.json()["message"]
+
+
+async def test_the_client_resumes_after_the_gateway_restarts_without_loss_or_repeat(
+    start_gateway: StartGateway, db_url: str
+) -> None:
+    first = start_gateway(db_url)
+    async with first.client() as admin:
+        session = Session(**(await admin.post("/v1/sessions", json={})).json())
+    asked = await create_ask(first, session, "call-1")
+
+    async with AsyncClient(first.url, session.answer_token) as answerer:
+        stream = answerer.events(session.session_id)
+        before = await next_event(stream, "user_question_requested")
+        assert before.interaction_id == asked["id"]
+
+        await asyncio.to_thread(first.stop)  # the connection drops; the client retries
+        second = start_gateway(db_url, port=first.port)
+        again = await create_ask(second, session, "call-2")
+        async with second.client(session.answer_token) as http:
+            await http.post(f"/v1/asks/{asked['id']}/answer", json=ANSWER)
+
+        after = await next_event(stream, "user_question_requested")
+        answered = await next_event(stream, "user_question_answered")
+        await stream.aclose()
+
+    assert after.interaction_id == again["id"]
+    assert answered.interaction_id == asked["id"]
+    assert before.id < after.id < answered.id
+
+
+async def test_a_stream_ends_when_the_server_stops(
+    start_gateway: StartGateway, db_url: str
+) -> None:
+    server = start_gateway(db_url)
+    async with server.client() as admin:
+        session = Session(**(await admin.post("/v1/sessions", json={})).json())
+        await create_ask(server, session, "c1", ASK)
+        async with admin.stream("GET", "/v1/events") as response:
+            frames = _frames(response)
+            await asyncio.wait_for(anext(frames), SAFETY_S)
+            await asyncio.to_thread(server.stop)
+
+            async def drain() -> None:
+                async for _ in frames:
+                    pass
+
+            await asyncio.wait_for(drain(), SAFETY_S)
