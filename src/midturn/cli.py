@@ -71,8 +71,8 @@ def _canonical(ask: Ask) -> dict[str, Any]:
     return {"questions": questions, "timeout_s": ask.timeout_s, "on_timeout": ask.on_timeout}
 
 
-def _tool_input(args: argparse.Namespace) -> tuple[Any, str]:
-    """The tool input and its dialect from the command line; validated here so a bad ask
+def _tool_input(args: argparse.Namespace) -> tuple[Ask, Any, str]:
+    """The validated ask, and the tool input and dialect to send to a gateway. A bad ask
     is a usage error before anything is shown or sent."""
     from midturn.contract import parse_ask
 
@@ -115,9 +115,8 @@ def _tool_input(args: argparse.Namespace) -> tuple[Any, str]:
     if args.timeout is not None:
         if args.timeout <= 0:
             raise _Usage(f"--timeout {args.timeout} must be more than 0 seconds")
-        data = _canonical(ask) | {"timeout_s": args.timeout}
-        return data, "midturn"
-    return data, ask.dialect
+        return ask, _canonical(ask) | {"timeout_s": args.timeout}, "midturn"
+    return ask, data, ask.dialect
 
 
 # -- reporting the result --------------------------------------------------------------
@@ -154,55 +153,37 @@ def _report(result: AskResult, as_json: bool) -> int:
 # -- midturn ask -----------------------------------------------------------------------
 
 
-async def _ask_here(tool_input: Any, dialect: str, args: argparse.Namespace) -> int:
+async def _ask_here(ask: Ask, timeout_s: float | None, as_json: bool) -> int:
+    """Ask in this terminal: the parsed ask goes straight to the picker and its payload
+    through `parse_answer`, the same reading every other surface gets."""
+    from midturn.contract import parse_answer
+    from midturn.contract._answers import timeout_result, uniform_result
     from midturn.errors import InvalidAnswer
-    from midturn.runtime import Runtime
-    from midturn.store import open_store
     from midturn.tui import pick
     from midturn.tui._terminal import open_terminal, repeat_window_from_env
 
+    window = repeat_window_from_env(0.5)
     with open_terminal() as term:
-        async with (
-            open_store("memory://") as store,
-            Runtime(store, interactive=term is not None) as runtime,
-        ):
-            parked, _ = await runtime.ask(
-                _SESSION_TURN, tool_input, dialect=dialect, turn_id=_SESSION_TURN
-            )
-            if term is None or parked.ask is None or not parked.pending:
-                settled = await runtime.get(parked.id)
-                if term is None:
-                    _say(
-                        "midturn: no terminal here to ask in; use --gateway URL to ask "
-                        "through a gateway"
-                    )
-                return _report(settled.result or AskResult(outcome="unavailable"), args.json)
-            waiter = asyncio.create_task(runtime.wait(parked.id))
-            window = repeat_window_from_env(0.5)
+        if term is None:
+            _say("midturn: no terminal here to ask in; use --gateway URL to ask through a gateway")
+            return _report(uniform_result(ask, "unavailable"), as_json)
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout_s is None else loop.time() + timeout_s
+        while True:
+            left = None if deadline is None else max(0.0, deadline - loop.time())
             try:
-                while not waiter.done():
-                    picker = asyncio.create_task(
-                        pick(
-                            parked.ask, input=term.input, output=term.output, repeat_window_s=window
-                        )
-                    )
-                    await asyncio.wait({picker, waiter}, return_when=asyncio.FIRST_COMPLETED)
-                    if not picker.done():
-                        picker.cancel()  # settled without us: timed out
-                        await asyncio.gather(picker, return_exceptions=True)
-                        break
-                    chosen = picker.result()
-                    if chosen.stopped:
-                        await runtime.stop_turn(_SESSION_TURN, _SESSION_TURN, by="terminal")
-                        break
-                    try:
-                        await runtime.answer(parked.id, chosen.payload, by="terminal")
-                    except InvalidAnswer as error:
-                        term.say(f"That answer was refused ({error}); try again.")
-                settled = await waiter
-            finally:
-                waiter.cancel()
-    return _report(settled.result or AskResult(outcome="cancelled"), args.json)
+                picked = await asyncio.wait_for(
+                    pick(ask, input=term.input, output=term.output, repeat_window_s=window), left
+                )
+            except TimeoutError:
+                term.say("⏱ Timed out.")
+                return _report(timeout_result(ask), as_json)
+            if picked.stopped:
+                return _report(uniform_result(ask, "cancelled"), as_json)
+            try:
+                return _report(parse_answer(ask, picked.payload), as_json)
+            except InvalidAnswer as error:
+                term.say(f"That answer was refused ({error}); try again.")
 
 
 async def _ask_gateway(tool_input: Any, dialect: str, args: argparse.Namespace) -> int:
@@ -237,10 +218,11 @@ async def _ask_gateway(tool_input: Any, dialect: str, args: argparse.Namespace) 
 
 
 def _run_ask(args: argparse.Namespace) -> int:
-    tool_input, dialect = _tool_input(args)
+    ask, tool_input, dialect = _tool_input(args)
     if args.gateway:
         return asyncio.run(_ask_gateway(tool_input, dialect, args))
-    return asyncio.run(_ask_here(tool_input, dialect, args))
+    timeout_s = args.timeout if args.timeout is not None else ask.timeout_s
+    return asyncio.run(_ask_here(ask, timeout_s, args.json))
 
 
 # -- midturn answer, demo, serve -------------------------------------------------------

@@ -20,7 +20,7 @@ from prompt_toolkit.output import Output
 
 from midturn.contract._interactions import Decision, PermissionRequest
 from midturn.tui._app import run_inline
-from midturn.tui._render import MIN_WIDTH, Fragment, Line, block, wrap_runs
+from midturn.tui._render import MIN_WIDTH, Fragment, Line, block, help_lines, wrap_runs
 from midturn.tui._sanitize import sanitize
 from midturn.tui._state import RepeatGuard
 
@@ -127,8 +127,9 @@ def render_permission(state: PermissionState, width: int) -> list[Line]:
         if len(detail) > DETAIL_LINES:
             hidden = len(detail) - DETAIL_LINES
             lines.extend(wrap_runs([("class:hint", f"  … {hidden} more lines")], width))
-    help_text = "↑↓ move · Enter choose · type on Deny to tell the agent why · Ctrl-C stop"
-    lines.extend(wrap_runs([("class:help", help_text)], width))
+    lines.append([])
+    keys = ["↑↓ move", "Enter choose", "type to deny with a reason", "Ctrl-C stop"]
+    lines.extend(help_lines(keys, width))
     return lines
 
 

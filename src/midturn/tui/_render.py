@@ -15,7 +15,16 @@ from prompt_toolkit.utils import get_cwidth
 from midturn.tui._sanitize import sanitize
 from midturn.tui._state import PickerState
 
-__all__ = ["Fragment", "Line", "block", "plain", "render_picker", "text_width", "wrap_runs"]
+__all__ = [
+    "Fragment",
+    "Line",
+    "block",
+    "help_lines",
+    "plain",
+    "render_picker",
+    "text_width",
+    "wrap_runs",
+]
 
 Fragment = tuple[str, str]
 Line = list[Fragment]
@@ -109,7 +118,23 @@ def _chip(state: PickerState) -> list[Fragment]:
     return runs
 
 
-def _help(state: PickerState) -> str:
+def help_lines(items: Sequence[str], width: int) -> list[Line]:
+    """Key hints joined with ` · `, wrapped between hints rather than inside one."""
+    lines: list[Line] = []
+    current = ""
+    for item in items:
+        joined = f"{current} · {item}" if current else item
+        if text_width(joined) <= width or not current:
+            current = joined
+            continue
+        lines.extend(wrap_runs([("class:help", current)], width))
+        current = item
+    if current:
+        lines.extend(wrap_runs([("class:help", current)], width))
+    return lines
+
+
+def _help(state: PickerState) -> list[str]:
     question = state.question
     keys = ["↑↓ move"]
     if question.kind == "text":
@@ -123,7 +148,7 @@ def _help(state: PickerState) -> str:
     if state.multi_question:
         keys.append("←→ questions")
     keys += ["Esc skip", "Ctrl-C stop"]
-    return " · ".join(keys)
+    return keys
 
 
 def _option_rows(state: PickerState, width: int) -> list[Line]:
@@ -233,11 +258,12 @@ def render_picker(state: PickerState, width: int) -> list[Line]:
     width = max(width, MIN_WIDTH)
     if state.phase == "review":
         lines = _review_screen(state, width)
-        help_text = "Enter submit or change · ↑↓ move · ← back · Ctrl-C stop"
+        keys = ["Enter submit or change", "↑↓ move", "← back", "Ctrl-C stop"]
     else:
         lines = _question_screen(state, width)
-        help_text = _help(state)
+        keys = _help(state)
     if state.notice:
         lines.extend(wrap_runs([("class:notice", state.notice)], width))
-    lines.extend(wrap_runs([("class:help", help_text)], width))
+    lines.append([])
+    lines.extend(help_lines(keys, width))
     return lines
