@@ -304,3 +304,15 @@ async def test_legible_at_common_widths(terminal: Make, columns: int) -> None:
     assert not missing, f"words broken at {columns} columns: {missing}\n{screen}"
     term.press(CTRL_C)
     await task
+
+
+async def test_cancelling_closes_the_picker_and_erases_it(terminal: Make) -> None:
+    term = terminal()
+    term.write("earlier conversation line\r\n")
+    task = start(term, ask_of(DB))
+    await term.shows("Which database should the service use?")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    screen = await term.until(lambda text: "Which database" not in text)
+    assert "earlier conversation line" in screen

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 from midturn.contract._interactions import Decision, Event, Interaction
-from midturn.errors import AlreadySettled, InvalidAnswer
+from midturn.errors import AlreadySettled, InvalidAnswer, UsageError
 from midturn.tui._permission import PermissionChoice, pick_permission
 from midturn.tui._picker import DEFAULT_REPEAT_WINDOW_S, PickerResult, pick
 from midturn.tui._terminal import TerminalIO
@@ -128,7 +128,7 @@ async def _show(
     if item.kind == "ask" and item.ask is not None:
         return await pick(item.ask, input=term.input, output=term.output, repeat_window_s=window)
     if item.permission is None:
-        raise InvalidAnswer(f"interaction {item.id} carries neither an ask nor a permission")
+        raise UsageError(f"interaction {item.id} carries neither an ask nor a permission")
     return await pick_permission(
         item.permission, input=term.input, output=term.output, repeat_window_s=window
     )
