@@ -125,7 +125,7 @@ async def main() -> None:
     print(f"memory://  {args.asks} parked asks")
     print(f"  store cost per ask (indexes + event)  {per_ask:8.0f} B")
     print(
-        f"  anchor: the Interaction itself        {payload:8.0f} B   ratio {per_ask / payload:.2f}"
+        f"  anchor: the Interaction + NewEvent    {payload:8.0f} B   ratio {per_ask / payload:.2f}"
     )
 
     with tempfile.TemporaryDirectory() as folder:

@@ -2,8 +2,8 @@
 
 Everything lives in a few plain indexes, so a parked ask costs little beyond the
 interaction itself: one dict entry by id, one by `(session_id, tool_call_id)`, one in its
-session's ordered id set and, while pending, one in the session's pending set. No task,
-lock or future per interaction.
+session's ordered id set and, while pending, one in its session's pending set and one in
+the store's. No task, lock or future per interaction.
 
 Concurrency: asyncio runs one coroutine at a time, and no method here awaits between
 reading and writing, so every method is atomic — in particular `settle`'s check of
@@ -58,6 +58,7 @@ class MemoryStore(Store):
         # Ordered id sets (dicts with None values keep insertion order, delete in O(1)).
         self._by_session: dict[str, dict[str, None]] = {}
         self._pending: dict[str, dict[str, None]] = {}
+        self._all_pending: dict[str, None] = {}
         self._events: list[Event] = []
         # Per session, the positions of its events in `_events` (ascending).
         self._event_positions: dict[str, list[int]] = {}
@@ -117,6 +118,7 @@ class MemoryStore(Store):
             self._by_tool_call[(interaction.session_id, interaction.tool_call_id)] = interaction.id
         self._by_session.setdefault(interaction.session_id, {})[interaction.id] = None
         self._pending.setdefault(interaction.session_id, {})[interaction.id] = None
+        self._all_pending[interaction.id] = None
         return interaction, True, self._append(events)
 
     async def get_interaction(self, interaction_id: str) -> Interaction | None:
@@ -155,6 +157,7 @@ class MemoryStore(Store):
             return Settle(interaction=current, won=False)
         # No await since the check above: this write is the only winner's.
         self._by_id[interaction_id] = settled
+        del self._all_pending[interaction_id]
         pending = self._pending.get(current.session_id)
         if pending is not None:
             pending.pop(interaction_id, None)
@@ -178,8 +181,10 @@ class MemoryStore(Store):
         if session_id is not None:
             index = self._pending if status == "pending" else self._by_session
             candidates = [by_id[key] for key in index.get(session_id, ())]
+        elif status == "pending":
+            candidates = [by_id[key] for key in self._all_pending]
         else:
-            candidates = list(by_id.values())  # insertion order
+            candidates = list(by_id.values())
         found = [
             interaction
             for interaction in candidates
