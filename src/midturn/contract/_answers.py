@@ -193,6 +193,12 @@ class _Reader:
     def text_value(self, question: Question, value: Any) -> QuestionAnswer:
         text = value
         if isinstance(value, dict):
+            if not any(k in value for k in (*_SELECTED_KEYS, *_TEXT_KEYS)):
+                raise InvalidAnswer(
+                    'an object answer needs "text"; send {"text": "..."}, the text itself, or '
+                    "null to skip",
+                    question=question.id,
+                )
             text = next((value[k] for k in _TEXT_KEYS if value.get(k) is not None), None)
             if text is None:
                 selected = next((value[k] for k in _SELECTED_KEYS if value.get(k)), None)

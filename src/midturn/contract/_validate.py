@@ -307,7 +307,7 @@ def _question_id(check: _Checker, value: Any, path: str) -> str | None:
 
 def _question_kind(check: _Checker, raw: dict[str, Any], path: str) -> str | None:
     value = raw.get("kind")
-    has_options = isinstance(raw.get("options"), list) and bool(raw.get("options"))
+    has_options = raw.get("options") not in (None, [])
     if value is None:
         return "choice" if has_options else "text"
     if isinstance(value, str) and value.strip().lower() in ("choice", "text"):
