@@ -2,9 +2,10 @@
 
     .venv/bin/python bench/gateway.py [--quick]
 
-A round trip: the agent creates an ask and long-polls for it; an answerer, following the
-admin event stream, sees `user_question_requested` and posts the answer; the agent's
-long-poll returns the result. The anchor: a bare FastAPI endpoint on uvicorn that
+A round trip: the agent creates an ask and long-polls for it in the same request
+(`POST /v1/sessions/{sid}/asks?wait=60`); an answerer, following the admin event stream,
+sees `user_question_requested` and posts the answer; the agent's request returns the
+result. The anchor: a bare FastAPI endpoint on uvicorn that
 validates a small JSON body and returns one, in its own process, driven by the same
 httpx client code. Both servers run as separate processes on 127.0.0.1.
 
@@ -182,12 +183,15 @@ async def _round_trip(agent: httpx.AsyncClient, session: dict[str, str]) -> floa
     started = time.perf_counter()
     created = await agent.post(
         f"/v1/sessions/{session['session_id']}/asks",
+        params={"wait": 60},
         json={"tool_input": ASK, "turn_id": "t1"},
         headers=headers,
     )
     if created.status_code != 201:
         raise RuntimeError(f"ask refused: {created.status_code} {created.text}")
     ask_id = created.json()["interaction"]["id"]
+    if created.json()["interaction"]["status"] != "pending":
+        return time.perf_counter() - started
     while True:
         waited = await agent.get(f"/v1/asks/{ask_id}", params={"wait": 60}, headers=headers)
         if waited.json()["interaction"]["status"] != "pending":

@@ -175,16 +175,25 @@ class AsyncClient:
         dialect: str = "midturn",
         tool_call_id: str | None = None,
         turn_id: str = "turn",
+        wait: float = 0,
     ) -> Interaction:
         """Park an ask (raises `InvalidAsk`); a repeated `tool_call_id` returns the
-        existing ask."""
+        existing ask. With `wait` (≤ 60 s) the same request long-polls for the result."""
+        if not 0 <= wait <= MAX_WAIT_S:
+            raise UsageError(f"wait={wait} is out of range; use 0–60 seconds")
         body = {
             "tool_input": tool_input,
             "dialect": dialect,
             "tool_call_id": tool_call_id,
             "turn_id": turn_id,
         }
-        reply = await self._call("POST", f"/v1/sessions/{session_id}/asks", json_body=body)
+        reply = await self._call(
+            "POST",
+            f"/v1/sessions/{session_id}/asks",
+            json_body=body,
+            params={"wait": wait} if wait else None,
+            timeout=self._timeout + wait,
+        )
         return _with_secrets(reply)
 
     async def get(self, interaction_id: str, *, wait: float = 0, kind: str = "ask") -> Interaction:
@@ -223,13 +232,25 @@ class AsyncClient:
         turn_id: str = "turn",
         timeout: float | None = None,
     ) -> Interaction:
-        """Park an ask and wait for it to settle (see `ask` and `wait`)."""
+        """Park an ask and wait for it to settle (see `ask` and `wait`); the first
+        minute of waiting rides on the creating request."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        first = MAX_WAIT_S if timeout is None else min(MAX_WAIT_S, max(0.0, timeout))
         parked = await self.ask(
-            session_id, tool_input, dialect=dialect, tool_call_id=tool_call_id, turn_id=turn_id
+            session_id,
+            tool_input,
+            dialect=dialect,
+            tool_call_id=tool_call_id,
+            turn_id=turn_id,
+            wait=first,
         )
         if not parked.pending:
             return parked
-        return await self.wait(parked.id, timeout)
+        remaining = None if timeout is None else timeout - (loop.time() - started)
+        if remaining is not None and remaining <= 0:
+            return parked
+        return await self.wait(parked.id, remaining)
 
     async def answer(self, interaction_id: str, payload: Any) -> Settled:
         """Answer an ask in any shape of SPEC §2.4. Raises `InvalidAnswer` (the ask stays

@@ -84,10 +84,16 @@ class Client:
         dialect: str = "midturn",
         tool_call_id: str | None = None,
         turn_id: str = "turn",
+        wait: float = 0,
     ) -> Interaction:
         return self._run(
             self._async.ask(
-                session_id, tool_input, dialect=dialect, tool_call_id=tool_call_id, turn_id=turn_id
+                session_id,
+                tool_input,
+                dialect=dialect,
+                tool_call_id=tool_call_id,
+                turn_id=turn_id,
+                wait=wait,
             )
         )
 

@@ -37,8 +37,10 @@ async def create_ask(
     session_id: Annotated[str, Path(max_length=200)],
     body: AskIn,
     response: Response,
+    wait: Wait = 0,
 ) -> InteractionOut:
-    """Create an ask; a repeated `tool_call_id` returns the existing one with 200."""
+    """Create an ask; a repeated `tool_call_id` returns the existing one with 200. With
+    `wait`, the same request then long-polls for the ask to settle (up to 60 s)."""
     caller.require({"agent"}, "ask questions", session_id)
     await state.authority.session(session_id)
     interaction, created = await state.runtime.ask(
@@ -50,9 +52,7 @@ async def create_ask(
     )
     if not created:
         response.status_code = 200
-        if not interaction.pending:  # through `wait`, with any secret this process holds
-            interaction = await state.runtime.wait(interaction.id, timeout=0)
-    return interaction_out(interaction, with_secrets=True)
+    return await read_interaction(state, caller, interaction, wait)
 
 
 async def read_interaction(

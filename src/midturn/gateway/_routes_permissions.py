@@ -29,8 +29,10 @@ async def request_permission(
     session_id: Annotated[str, Path(max_length=200)],
     body: PermissionIn,
     response: Response,
+    wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0,
 ) -> InteractionOut:
-    """Park a permission request; a repeated `tool_call_id` returns the existing one."""
+    """Park a permission request; a repeated `tool_call_id` returns the existing one.
+    With `wait`, the same request then long-polls for the decision (up to 60 s)."""
     caller.require({"agent"}, "request permissions", session_id)
     await state.authority.session(session_id)
     interaction, created = await state.runtime.request_permission(
@@ -45,7 +47,7 @@ async def request_permission(
     )
     if not created:
         response.status_code = 200
-    return InteractionOut(interaction=interaction)
+    return await read_interaction(state, caller, interaction, wait)
 
 
 @router.get("/permissions/{interaction_id}", response_model=InteractionOut)
