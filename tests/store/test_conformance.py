@@ -1,143 +1,26 @@
-"""The store conformance suite (SPEC §4): every backend must pass every test here.
+"""The store conformance suite (SPEC §4), part 1: lifecycle, interactions, settling.
+Every backend must pass every test here and in `test_conformance_*.py`.
 
 The fixtures in `conftest.py` run each test once per backend (memory, SQLite,
 PostgreSQL); `store` is an opened, empty store and `backend.new_store()` opens another
-store object on the same data.
+store object on the same data. What they store comes from `_data.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import timedelta
 
 import pytest
-from pydantic import SecretStr
 
-from midturn.contract._interactions import (
-    Event,
-    Interaction,
-    NewEvent,
-    PermissionDecision,
-    PermissionRequest,
-)
-from midturn.contract._models import Ask, AskResult, Option, Question, QuestionAnswer
+from midturn.contract._interactions import PermissionDecision
+from midturn.contract._models import AskResult
 from midturn.errors import NotFound, UsageError
-from midturn.store import SessionRecord, Store
+from midturn.store import Store
 
+from ._data import RESULT, T0, answered, make_ask, make_permission, note, requested
 from .conftest import Backend
-
-T0 = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)
-
-ASK = Ask(
-    questions=(
-        Question(
-            id="db",
-            header="Database",
-            question="Which database should the service use?",
-            options=(
-                Option(label="SQLite", description="One file, no server"),
-                Option(label="PostgreSQL", description="A server, several replicas"),
-            ),
-            recommended=0,
-        ),
-        Question(id="key", header="API key", question="Paste the key", kind="text", secret=True),
-    ),
-    timeout_s=60.0,
-)
-
-
-def make_ask(
-    interaction_id: str,
-    *,
-    session_id: str = "s1",
-    turn_id: str = "t1",
-    tool_call_id: str | None = None,
-    created_at: datetime = T0,
-) -> Interaction:
-    return Interaction(
-        id=interaction_id,
-        kind="ask",
-        session_id=session_id,
-        turn_id=turn_id,
-        tool_call_id=tool_call_id,
-        created_at=created_at,
-        deadline=created_at + timedelta(seconds=60),
-        ask=ASK,
-    )
-
-
-def make_permission(
-    interaction_id: str, *, session_id: str = "s1", turn_id: str = "t1"
-) -> Interaction:
-    return Interaction(
-        id=interaction_id,
-        kind="permission",
-        session_id=session_id,
-        turn_id=turn_id,
-        created_at=T0,
-        permission=PermissionRequest(tool="shell", summary="rm -rf build/", risk="high"),
-    )
-
-
-def requested(interaction: Interaction) -> NewEvent:
-    return NewEvent(
-        type="user_question_requested",
-        session_id=interaction.session_id,
-        turn_id=interaction.turn_id,
-        interaction_id=interaction.id,
-        at=T0,
-        data={"questions": 2, "tags": ["a", "b"], "nested": {"x": None}},
-    )
-
-
-def answered(interaction: Interaction) -> NewEvent:
-    return NewEvent(
-        type="user_question_answered",
-        session_id=interaction.session_id,
-        turn_id=interaction.turn_id,
-        interaction_id=interaction.id,
-    )
-
-
-def note(session_id: str, turn_id: str = "t1") -> NewEvent:
-    return NewEvent(type="turn_waiting", session_id=session_id, turn_id=turn_id)
-
-
-SECRET = "sk-live-9f8e7d6c5b4a-never-store-me"
-
-RESULT = AskResult(
-    outcome="answered",
-    answers=(
-        QuestionAnswer(
-            id="db",
-            header="Database",
-            question="Which database should the service use?",
-            status="answered",
-            selected=("SQLite",),
-            answer="SQLite",
-        ),
-        QuestionAnswer(
-            id="key",
-            header="API key",
-            question="Paste the key",
-            status="answered",
-            answer="[secret provided]",
-            secret_value=SecretStr(SECRET),
-        ),
-    ),
-)
-
-
-def session(session_id: str, *, created_at: datetime = T0) -> SessionRecord:
-    return SessionRecord(
-        id=session_id,
-        agent_token_hash=f"agent-hash-{session_id}",
-        answer_token_hash=f"answer-hash-{session_id}",
-        created_at=created_at,
-        meta={"label": f"session {session_id}", "n": 1},
-    )
-
 
 # -- lifecycle ---------------------------------------------------------------------------
 
@@ -262,28 +145,6 @@ async def test_list_interactions_filters_and_orders_head_first(store: Store) -> 
     assert await ids(kind="permission") == ["perm"]
     assert await ids(session_id="s1", status="pending", limit=2) == ["early", "tie-1"]
     assert await ids(session_id="nobody") == []
-
-
-async def test_a_naive_time_is_taken_as_utc_in_listings(store: Store) -> None:
-    naive = T0.replace(tzinfo=None)
-    plus_one_hour = timezone(timedelta(hours=1))
-    await store.create_interaction(make_ask("utc+1", created_at=T0.astimezone(plus_one_hour)))
-    await store.create_interaction(make_ask("naive-late", created_at=naive + timedelta(1)))
-    await store.create_interaction(make_ask("naive-early", created_at=naive - timedelta(1)))
-    await store.create_session(session("late", created_at=naive + timedelta(1)))
-    await store.create_session(session("early", created_at=T0))
-
-    listed = await store.list_interactions()
-    assert [i.id for i in listed] == ["naive-early", "utc+1", "naive-late"]
-    assert listed[0].created_at == naive - timedelta(1)
-    assert [s.id for s in await store.list_sessions()] == ["early", "late"]
-
-
-async def test_a_limit_below_one_is_a_usage_error(store: Store) -> None:
-    with pytest.raises(UsageError, match="limit"):
-        await store.list_interactions(limit=0)
-    with pytest.raises(UsageError, match="limit"):
-        await store.read_events(limit=0)
 
 
 # -- settling ----------------------------------------------------------------------------
@@ -424,128 +285,3 @@ async def test_settle_into_pending_or_with_the_wrong_payload_is_a_usage_error(
     with pytest.raises(UsageError, match="result"):
         await store.settle("p1", status="answered", result=RESULT)
     assert [i.status for i in await store.list_interactions()] == ["pending", "pending"]
-
-
-# -- events ------------------------------------------------------------------------------
-
-
-async def test_event_ids_increase_and_read_back_after_any_id(store: Store) -> None:
-    assert await store.last_event_id() == 0
-    assert await store.read_events() == []
-    first = await store.append_events([note("s1"), note("s2")])
-    second = await store.append_events([note("s1", turn_id="t2")])
-    appended = [*first, *second]
-    ids = [event.id for event in appended]
-
-    assert ids == sorted(ids) and len(set(ids)) == 3
-    assert await store.last_event_id() == ids[-1]
-    assert await store.read_events() == appended
-    assert await store.read_events(after_id=ids[0]) == appended[1:]
-    assert await store.read_events(after_id=ids[-1]) == []
-    assert await store.read_events(after_id=ids[-1] + 100) == []
-    assert await store.read_events(limit=2) == appended[:2]
-    assert await store.read_events(session_id="s1") == [appended[0], appended[2]]
-    assert await store.read_events(after_id=ids[0], session_id="s1") == [appended[2]]
-    assert await store.read_events(session_id="s1", limit=1) == [appended[0]]
-    assert await store.read_events(session_id="s3") == []
-
-
-async def test_events_keep_their_fields(store: Store) -> None:
-    interaction = make_ask("i1")
-    (event,) = await store.append_events([requested(interaction)])
-    assert isinstance(event, Event)
-    (read,) = await store.read_events()
-    assert read == event
-    assert read.model_dump() == {**requested(interaction).model_dump(), "id": event.id}
-
-
-async def test_append_of_nothing_appends_nothing(store: Store) -> None:
-    assert await store.append_events([]) == ()
-    assert await store.last_event_id() == 0
-
-
-async def test_listeners_hear_every_append_with_the_newest_id(store: Store) -> None:
-    heard: list[int] = []
-    store.add_listener(heard.append)
-    interaction = make_ask("i1")
-
-    _, _, created = await store.create_interaction(interaction, [requested(interaction)])
-    settled = await store.settle("i1", status="cancelled", events=[note("s1"), note("s1")])
-    lost = await store.settle("i1", status="cancelled", events=[note("s1")])
-    appended = await store.append_events([note("s2")])
-
-    assert not lost.won
-    assert heard[:1] == [created[-1].id]
-    assert settled.events[-1].id in heard
-    assert heard[-1] == appended[-1].id
-    assert heard == sorted(heard)
-    store.remove_listener(heard.append)
-    count = len(heard)
-    await store.append_events([note("s2")])
-    assert len(heard) == count
-
-
-# -- sessions ----------------------------------------------------------------------------
-
-
-async def test_sessions_create_get_list(store: Store) -> None:
-    first, second = session("a", created_at=T0), session("b", created_at=T0 + timedelta(1))
-    await store.create_session(second)
-    await store.create_session(first)
-
-    assert await store.get_session("a") == first
-    assert await store.get_session("zzz") is None
-    assert await store.list_sessions() == [first, second]
-
-
-async def test_a_duplicate_session_id_is_a_usage_error(store: Store) -> None:
-    await store.create_session(session("a"))
-    with pytest.raises(UsageError, match="'a'"):
-        await store.create_session(session("a", created_at=T0 + timedelta(1)))
-    assert await store.list_sessions() == [session("a")]
-
-
-# -- durability --------------------------------------------------------------------------
-
-
-async def test_everything_survives_reopening(backend: Backend) -> None:
-    if not backend.durable:
-        pytest.skip(f"the {backend.name} backend keeps nothing after its store is gone")
-    pending = make_ask("pending", tool_call_id="call-1")
-    settled = make_ask("settled")
-    permission = make_permission("perm")
-    async with backend.new_store() as first:
-        await first.create_session(session("s1"))
-        await first.create_interaction(pending, [requested(pending)])
-        await first.create_interaction(settled)
-        await first.create_interaction(permission)
-        done = await first.settle("settled", status="answered", result=RESULT, events=[note("s1")])
-        events = await first.read_events()
-
-    async with backend.new_store() as second:
-        assert await second.get_interaction("pending") == pending
-        assert await second.find_by_tool_call("s1", "call-1") == pending
-        assert await second.get_interaction("settled") == done.interaction
-        assert await second.get_interaction("perm") == permission
-        assert await second.list_interactions() == [pending, done.interaction, permission]
-        assert await second.get_session("s1") == session("s1")
-        assert await second.read_events() == events
-        # A pending interaction stays answerable after the restart; ids keep growing.
-        late = await second.settle("pending", status="skipped", events=[note("s1")])
-        assert late.won
-        assert late.events[0].id > events[-1].id
-
-
-async def test_no_secret_value_reaches_storage(backend: Backend) -> None:
-    async with backend.new_store() as opened:
-        await opened.create_interaction(make_ask("i1"))
-        assert RESULT.answers[1].secret_value is not None
-        await opened.settle("i1", status="answered", result=RESULT)
-        await opened.create_interaction(make_ask("i2"))
-        await opened.settle("i2", status="answered", result=RESULT, events=[note("s1")])
-        stored = await backend.raw_bytes()
-
-    if stored is None:
-        pytest.skip(f"the {backend.name} backend writes nothing outside this process")
-    assert b"[secret provided]" in stored
-    assert SECRET.encode() not in stored

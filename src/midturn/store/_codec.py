@@ -7,6 +7,7 @@ SQLite and PostgreSQL stores encode rows the same way.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,8 +26,11 @@ from midturn.store._base import SessionRecord
 __all__ = [
     "NOT_OPEN",
     "as_utc",
+    "check_events",
+    "check_identifiers",
     "check_limit",
     "check_new_interaction",
+    "check_session",
     "dump_event",
     "dump_interaction",
     "dump_session",
@@ -45,8 +49,46 @@ NOT_OPEN = (
 )
 
 
+def check_identifiers(what: str, **fields: str | None) -> None:
+    """Refuse identifiers no backend can keep: PostgreSQL text cannot hold a NUL
+    character, so no store accepts one in a column it filters on."""
+    for name, value in fields.items():
+        if value is not None and "\x00" in value:
+            raise UsageError(
+                f"{what} {name} {value!r} contains a NUL character (\\x00), which no "
+                "store accepts in an identifier; remove it"
+            )
+
+
+def check_events(events: Sequence[NewEvent]) -> None:
+    for new in events:
+        check_identifiers(
+            "event",
+            session_id=new.session_id,
+            turn_id=new.turn_id,
+            interaction_id=new.interaction_id,
+        )
+
+
+def check_session(session: SessionRecord) -> None:
+    check_identifiers(
+        "session",
+        id=session.id,
+        agent_token_hash=session.agent_token_hash,
+        answer_token_hash=session.answer_token_hash,
+    )
+
+
 def check_new_interaction(interaction: Interaction) -> None:
-    """Refuse an interaction a store must not create: anything but a pending one."""
+    """Refuse an interaction a store must not create: anything but a pending one, or one
+    whose identifiers hold a NUL character."""
+    check_identifiers(
+        "interaction",
+        id=interaction.id,
+        session_id=interaction.session_id,
+        turn_id=interaction.turn_id,
+        tool_call_id=interaction.tool_call_id,
+    )
     if interaction.status != "pending":
         raise UsageError(
             f"interaction {interaction.id!r} has status {interaction.status!r}; a store "
@@ -152,7 +194,9 @@ def interaction_columns(interaction: Interaction) -> dict[str, str | None]:
 
 
 def dump_event(new: NewEvent) -> str:
-    """Compact JSON of an event without its id (the store assigns it)."""
+    """Compact JSON of an event without its id (the store assigns it). Refuses an event
+    whose identifiers hold a NUL character."""
+    check_events((new,))
     return new.model_dump_json()
 
 
@@ -161,6 +205,8 @@ def load_event(event_id: int, body: str | bytes) -> Event:
 
 
 def dump_session(session: SessionRecord) -> str:
+    """Compact JSON of a session. Refuses one whose identifiers hold a NUL character."""
+    check_session(session)
     return session.model_dump_json()
 
 

@@ -31,8 +31,10 @@ from midturn.store._base import SessionRecord, Settle, Store
 from midturn.store._codec import (
     NOT_OPEN,
     as_utc,
+    check_events,
     check_limit,
     check_new_interaction,
+    check_session,
     event_from,
     settled_copy,
 )
@@ -84,6 +86,7 @@ class MemoryStore(Store):
 
     async def create_session(self, session: SessionRecord) -> None:
         self._check_open()
+        check_session(session)
         if session.id in self._sessions:
             raise UsageError(f"a session with id {session.id!r} already exists; choose another id")
         self._sessions[session.id] = session
@@ -103,6 +106,7 @@ class MemoryStore(Store):
     ) -> tuple[Interaction, bool, tuple[Event, ...]]:
         self._check_open()
         check_new_interaction(interaction)
+        check_events(events)
         if interaction.tool_call_id is not None:
             key = (interaction.session_id, interaction.tool_call_id)
             existing_id = self._by_tool_call.get(key)
@@ -142,6 +146,7 @@ class MemoryStore(Store):
         events: Sequence[NewEvent] = (),
     ) -> Settle:
         self._check_open()
+        check_events(events)
         current = self._by_id.get(interaction_id)
         if current is None:
             raise NotFound(f"no interaction with id {interaction_id!r} in this store")
@@ -212,6 +217,7 @@ class MemoryStore(Store):
 
     async def append_events(self, events: Sequence[NewEvent]) -> tuple[Event, ...]:
         self._check_open()
+        check_events(events)
         return self._append(events)
 
     async def read_events(
