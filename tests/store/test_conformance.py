@@ -273,7 +273,7 @@ async def test_settle_of_an_unknown_id_is_not_found(store: Store) -> None:
     assert await store.last_event_id() == 0
 
 
-async def test_settle_into_pending_or_with_the_wrong_payload_is_a_usage_error(
+async def test_settle_into_a_wrong_status_or_with_the_wrong_payload_is_a_usage_error(
     store: Store,
 ) -> None:
     await store.create_interaction(make_ask("i1"))
@@ -284,4 +284,9 @@ async def test_settle_into_pending_or_with_the_wrong_payload_is_a_usage_error(
         await store.settle("i1", status="allowed", decision=PermissionDecision(outcome="allowed"))
     with pytest.raises(UsageError, match="result"):
         await store.settle("p1", status="answered", result=RESULT)
+    with pytest.raises(UsageError, match="cannot be 'denied'"):
+        await store.settle("i1", status="denied", events=[note("s1")])
+    with pytest.raises(UsageError, match="cannot be 'answered'"):
+        await store.settle("p1", status="answered", events=[note("s1")])
     assert [i.status for i in await store.list_interactions()] == ["pending", "pending"]
+    assert await store.last_event_id() == 0

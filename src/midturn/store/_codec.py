@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from midturn.contract._interactions import (
+    PERMISSION_STATUSES,
+    TERMINAL_STATUSES,
     Event,
     Interaction,
     InteractionStatus,
@@ -42,6 +44,8 @@ __all__ = [
     "settled_copy",
     "sort_key_time",
 ]
+
+_ASK_STATUSES = TERMINAL_STATUSES - {"allowed", "denied"}
 
 NOT_OPEN = (
     "the store is not open; use `async with open_store(url) as store:` "
@@ -123,6 +127,12 @@ def settled_copy(
     if decision is not None and current.kind != "permission":
         raise UsageError(
             f"interaction {current.id!r} is an {current.kind}; pass `result`, not `decision`"
+        )
+    allowed = PERMISSION_STATUSES if current.kind == "permission" else _ASK_STATUSES
+    if status not in allowed:
+        raise UsageError(
+            f"interaction {current.id!r} is a{'n' if current.kind == 'ask' else ''} "
+            f"{current.kind}, which cannot be {status!r}; use one of {sorted(allowed)}"
         )
     update: dict[str, Any] = {
         "status": status,
