@@ -256,6 +256,9 @@ class PostgresStore(Store):
             raise UsageError(f"a session with id {session.id!r} already exists; choose another id")
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
+        if _unstorable(session_id):
+            self._db()
+            return None
         body = await self._db().fetchval(
             "SELECT body FROM midturn_sessions WHERE id = $1", session_id
         )
@@ -292,12 +295,18 @@ class PostgresStore(Store):
         )
 
     async def get_interaction(self, interaction_id: str) -> Interaction | None:
+        if _unstorable(interaction_id):
+            self._db()
+            return None
         body = await self._db().fetchval(
             "SELECT body FROM midturn_interactions WHERE id = $1", interaction_id
         )
         return None if body is None else load_interaction(body)
 
     async def find_by_tool_call(self, session_id: str, tool_call_id: str) -> Interaction | None:
+        if _unstorable(session_id, tool_call_id):
+            self._db()
+            return None
         body = await self._db().fetchval(
             "SELECT body FROM midturn_interactions WHERE session_id = $1 AND tool_call_id = $2",
             session_id,
@@ -350,6 +359,8 @@ class PostgresStore(Store):
     ) -> list[Interaction]:
         pool = self._db()
         check_limit(limit)
+        if _unstorable(session_id, turn_id, status, kind):
+            return []
         where: list[str] = []
         arguments: list[object] = []
         for column, value in (
@@ -385,6 +396,8 @@ class PostgresStore(Store):
     ) -> list[Event]:
         pool = self._db()
         check_limit(limit)
+        if _unstorable(session_id):
+            return []
         if session_id is None:
             rows = await pool.fetch(
                 "SELECT id, body FROM midturn_events WHERE id > $1 ORDER BY id LIMIT $2",
@@ -407,6 +420,12 @@ class PostgresStore(Store):
     @staticmethod
     async def _last_id(connection: Any) -> int:
         return int(await connection.fetchval("SELECT coalesce(max(id), 0) FROM midturn_events"))
+
+
+def _unstorable(*identifiers: str | None) -> bool:
+    """Whether any identifier holds a NUL character: PostgreSQL text cannot, so no row
+    has it (writes refuse it), and a query with it would fail rather than find nothing."""
+    return any(value is not None and "\x00" in value for value in identifiers)
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
