@@ -13,9 +13,9 @@ import pytest
 
 from midturn.contract._interactions import Interaction, NewEvent
 from midturn.errors import UsageError
-from midturn.store import open_store
+from midturn.store import _sqlite, open_store
 from midturn.store._sqlite import sqlite_path
-from midturn.store._sqlite_schema import MIGRATIONS
+from midturn.store._sqlite_schema import MIGRATIONS, Migration
 
 WORKER = Path(__file__).with_name("_settle_worker.py")
 
@@ -98,6 +98,45 @@ async def test_migrations_are_recorded_once_and_the_file_is_in_wal_mode(tmp_path
     ]
     assert all(applied_at.endswith("Z") for _, _, applied_at in rows)
     assert mode == "wal"
+
+
+async def test_a_failing_migration_applies_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file = tmp_path / "m.db"
+    async with open_store(f"sqlite:///{file}"):
+        pass
+    broken = Migration(
+        len(MIGRATIONS) + 1,
+        "half a change",
+        ("CREATE TABLE midturn_half (x INTEGER)", "CREATE TABLE oops syntax error"),
+    )
+    monkeypatch.setattr(_sqlite, "MIGRATIONS", (*MIGRATIONS, broken))
+
+    with pytest.raises(sqlite3.OperationalError, match="syntax error"):
+        await open_store(f"sqlite:///{file}").open()
+
+    with sqlite3.connect(file) as db:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        versions = [row[0] for row in db.execute("SELECT version FROM midturn_migrations")]
+    db.close()
+    assert "midturn_half" not in tables
+    assert versions == [migration.version for migration in MIGRATIONS]
+
+
+async def test_stores_opening_a_new_file_at_once_migrate_it_once(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    stores = [open_store(url) for _ in range(4)]
+    await asyncio.gather(*(store.open() for store in stores))
+    try:
+        assert {await store.schema_version() for store in stores} == {len(MIGRATIONS)}
+    finally:
+        for store in stores:
+            await store.aclose()
+    with sqlite3.connect(tmp_path / "m.db") as db:
+        count = db.execute("SELECT count(*) FROM midturn_migrations").fetchone()[0]
+    db.close()
+    assert count == len(MIGRATIONS)
 
 
 async def test_a_file_from_a_newer_midturn_is_refused_untouched(tmp_path: Path) -> None:
