@@ -76,6 +76,7 @@ class SessionView {
       if (!this.ownSettles.has(id)) this.say("That request was settled elsewhere.");
     }
     if (head && !this.tray) this.openTray(head, list.length - 1);
+    else if (this.tray) this.tray.setWaiting(list.length - 1);
     $("waiting-count").textContent = list.length ? `${list.length} waiting` : "Nothing waiting";
   }
 

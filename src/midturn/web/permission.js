@@ -14,6 +14,8 @@ export class PermissionTray {
     const request = interaction.permission;
     const risk = RISK_TEXT[request.risk] ? request.risk : "medium";
     const titleId = uid("tray-title");
+    this.more = h("span", { class: "more" });
+    this.setWaiting(waiting);
     const summaryId = uid("summary");
     this.error = h("p", { class: "error", role: "alert", hidden: true });
     this.note = h("input", {
@@ -46,7 +48,7 @@ export class PermissionTray {
         { class: "tray-head" },
         h("span", { class: `risk risk-${risk}`, text: RISK_TEXT[risk] }),
         h("h2", { id: titleId, class: "tool" }, "Run ", h("code", { text: request.tool }), "?"),
-        waiting > 0 ? h("span", { class: "more", text: `${waiting} more waiting` }) : null,
+        this.more,
       ),
       h("p", { id: summaryId, class: "summary", text: request.summary }),
       request.details ? details(request.details) : null,
@@ -76,6 +78,11 @@ export class PermissionTray {
 
   focus() {
     this.root.focus();
+  }
+
+  setWaiting(count) {
+    this.more.textContent = count > 0 ? `${count} more waiting` : "";
+    this.more.hidden = count <= 0;
   }
 
   decide(decision) {

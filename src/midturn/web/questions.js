@@ -39,6 +39,8 @@ export class QuestionTray {
 
   build(waiting) {
     const titleId = uid("tray-title");
+    this.more = h("span", { class: "more" });
+    this.setWaiting(waiting);
     this.chip = h("span", { class: "chip" });
     this.progress = h("span", { class: "progress" });
     this.stopButton = h("button", {
@@ -89,7 +91,7 @@ export class QuestionTray {
         h("h2", { id: titleId, class: "visually-hidden", text: "The agent is asking" }),
         this.chip,
         this.progress,
-        waiting > 0 ? h("span", { class: "more", text: `${waiting} more waiting` }) : null,
+        this.more,
         h("span", { class: "spacer" }),
         this.stopButton,
       ),
@@ -265,6 +267,12 @@ export class QuestionTray {
 
   focus() {
     this.focusStep();
+  }
+
+  // How many more interactions wait behind this one in the session's queue.
+  setWaiting(count) {
+    this.more.textContent = count > 0 ? `${count} more waiting` : "";
+    this.more.hidden = count <= 0;
   }
 
   // -- state changes -----------------------------------------------------------------

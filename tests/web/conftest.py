@@ -1,0 +1,278 @@
+"""Browser tests of the web inbox: headless Chromium (Playwright) against a real gateway.
+
+`gateway` runs `midturn.gateway.run_server` on uvicorn, on a free port, over a fresh
+SQLite file, in a thread of the test process; `start_gateway` starts more (restarts).
+The agent side goes through `midturn.Client`, each call in a worker thread (Playwright's
+sync API owns the test thread's event loop), so an agent's wait can run while the browser
+answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from midturn import Interaction
+from midturn.client import Client
+from midturn.gateway import run_server
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ADMIN_TOKEN = "web-test-admin-token-0123456789abcdef"
+SAFETY_S = 20.0
+ROOT = Path(__file__).resolve().parents[2]
+OUTPUT = ROOT / "test-output" / "web"
+DOC_IMAGES = ROOT / "docs" / "images"
+
+
+def _browser_missing() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright is not installed: pip install -e '.[dev]'"
+    if not Path(CHROMIUM).exists():
+        return f"no Chromium at {CHROMIUM}: install it (apt-get install chromium)"
+    return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    reason = _browser_missing()
+    for item in items:
+        if item.path.is_relative_to(Path(__file__).parent):
+            item.add_marker(pytest.mark.browser)
+            if reason and os.environ.get("CI") != "true":
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+# -- the gateway ----------------------------------------------------------------------
+
+
+@dataclass
+class LiveGateway:
+    url: str
+    db_url: str
+    thread: threading.Thread
+    loop: asyncio.AbstractEventLoop
+    server: Any
+    errors: list[BaseException]
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+    def stop(self) -> None:
+        if self.thread.is_alive():
+            self.loop.call_soon_threadsafe(self.server.stop)
+            self.thread.join(SAFETY_S)
+        assert not self.thread.is_alive(), "the gateway did not stop"
+        if self.errors:
+            raise self.errors[0]
+
+
+def start_gateway(db_url: str, port: int = 0) -> LiveGateway:
+    ready = threading.Event()
+    box: dict[str, Any] = {}
+    errors: list[BaseException] = []
+
+    def on_ready(url: str) -> None:
+        box["url"] = url
+        box["loop"] = asyncio.get_running_loop()
+        ready.set()
+
+    def run() -> None:
+        try:
+            asyncio.run(
+                run_server(
+                    db_url,
+                    "127.0.0.1",
+                    port,
+                    ADMIN_TOKEN,
+                    on_ready=on_ready,
+                    on_server=lambda server: box.__setitem__("server", server),
+                    announce=None,
+                    access_log=False,
+                    install_signal_handlers=False,
+                )
+            )
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            ready.set()
+
+    thread = threading.Thread(target=run, name=f"web-gateway:{port}", daemon=True)
+    thread.start()
+    ready.wait(SAFETY_S)
+    if "url" not in box:
+        thread.join(SAFETY_S)
+        raise AssertionError(f"the gateway did not start: {errors!r}")
+    return LiveGateway(box["url"], db_url, thread, box["loop"], box["server"], errors)
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveGateway]:
+    db = tmp_path_factory.mktemp("web") / "midturn.db"
+    server = start_gateway(f"sqlite:///{db}")
+    yield server
+    server.stop()
+
+
+# -- the agent side -------------------------------------------------------------------
+
+
+@dataclass
+class Session:
+    session_id: str
+    agent_token: str
+    answer_token: str
+    answer_url: str
+
+
+class Agent:
+    """An agent (and, with `as_answerer`, a second answerer) of one session, talking to
+    the gateway through `midturn.Client` in worker threads."""
+
+    def __init__(self, gateway: LiveGateway, session: Session) -> None:
+        self.gateway = gateway
+        self.session = session
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="agent")
+
+    def _call(self, token: str, work: Callable[[Client], Any]) -> Future[Any]:
+        def run() -> Any:
+            with Client(self.gateway.url, token, timeout=SAFETY_S + 65) as client:
+                return work(client)
+
+        return self._pool.submit(run)
+
+    def now(self, work: Callable[[Client], Any], *, token: str | None = None) -> Any:
+        return self._call(token or self.session.agent_token, work).result(SAFETY_S)
+
+    def ask(self, tool_input: Any, **options: Any) -> Interaction:
+        sid = self.session.session_id
+        interaction: Interaction = self.now(lambda c: c.ask(sid, tool_input, **options))
+        return interaction
+
+    def request_permission(self, **options: Any) -> Interaction:
+        sid = self.session.session_id
+        interaction: Interaction = self.now(lambda c: c.request_permission(sid, **options))
+        return interaction
+
+    def wait(self, interaction: Interaction) -> Future[Interaction]:
+        """Start waiting for the interaction to settle; the future holds it settled."""
+        return self._call(
+            self.session.agent_token,
+            lambda c: c.wait(interaction.id, SAFETY_S + 30, kind=interaction.kind),
+        )
+
+    def as_answerer(self, work: Callable[[Client], Any]) -> Any:
+        return self.now(work, token=self.session.answer_token)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def create_session(gateway: LiveGateway) -> Session:
+    """A new session made with the admin token (in a worker thread, like every Client
+    call here)."""
+
+    def create() -> Session:
+        with Client(gateway.url, ADMIN_TOKEN) as admin:
+            credentials = admin.create_session()
+        return Session(
+            session_id=credentials.session_id,
+            agent_token=credentials.agent_token,
+            answer_token=credentials.answer_token,
+            answer_url=credentials.answer_url,
+        )
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(create).result(SAFETY_S)
+
+
+@pytest.fixture
+def session(gateway: LiveGateway) -> Session:
+    return create_session(gateway)
+
+
+@pytest.fixture
+def agent(gateway: LiveGateway, session: Session) -> Iterator[Agent]:
+    runner = Agent(gateway, session)
+    yield runner
+    runner.close()
+
+
+# -- the browser ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@dataclass
+class PageErrors:
+    errors: list[str]
+    dialogs: list[str]
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh page (its own context: no shared storage) at the default 1280×720. Any
+    uncaught script error or dialog on it fails the test."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=SAFETY_S * 1000)
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    opened = context.new_page()
+    seen = PageErrors([], [])
+    opened.on("pageerror", lambda error: seen.errors.append(str(error)))
+
+    def dialog(d: Any) -> None:
+        seen.dialogs.append(d.message)
+        d.dismiss()
+
+    opened.on("dialog", dialog)
+    opened.page_errors = seen
+    yield opened
+    context.close()
+    assert not seen.errors, f"script errors on the page: {seen.errors}"
+    assert not seen.dialogs, f"the page opened dialogs: {seen.dialogs}"
+
+
+def answer_url(gateway: LiveGateway, session: Session) -> str:
+    """The session's answer_url on the test gateway (the gateway prints its bound URL)."""
+    fragment = session.answer_url.split("#", 1)[1]
+    return f"{gateway.url}/#{fragment}"
+
+
+def screenshot(target: Any, name: str) -> Path:
+    """Save a screenshot under test-output/web/; with MIDTURN_DOC_IMAGES=1 also copy it
+    into docs/images/ (the copies the README links to)."""
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    path = OUTPUT / f"{name}.png"
+    target.screenshot(path=str(path))
+    if os.environ.get("MIDTURN_DOC_IMAGES") == "1":
+        DOC_IMAGES.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, DOC_IMAGES / path.name)
+    return path
