@@ -162,7 +162,8 @@ def _content_words(question: str) -> list[str]:
 
 
 def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
+    first = text[:1].upper()
+    return (first if len(first) == 1 else text[:1]) + text[1:]  # "ß".upper() is "SS"
 
 
 def derive_header(question: str, limit: int) -> str:
@@ -174,6 +175,10 @@ def derive_header(question: str, limit: int) -> str:
         fitted = _fit(words[start:], limit)
         if fitted and (start == 0 or words[start].casefold() not in _FILLER):
             return _capital(fitted)
+    every = _WORD.findall(question)  # a filler word that fits beats a cut one
+    short = next((word for word in every if len(word) <= limit), None)
+    if short is not None:
+        return _capital(short)
     first = words[0]
     return _capital(first[: max(limit - 1, 0)] + "…") if limit > 1 else first[:limit]
 
