@@ -86,7 +86,7 @@ def _postgres_reachable() -> bool:
         return False
 
 
-def _check_available(name: str) -> None:
+def check_available(name: str) -> None:
     module = {"sqlite": "_sqlite", "postgres": "_postgres"}.get(name)
     if module is not None and find_spec(f"midturn.store.{module}") is None:
         _skip_or_fail(f"the {name} store (midturn.store.{module}) is not written yet")
@@ -114,7 +114,7 @@ async def _postgres_rows(url: str) -> bytes:
     return "\n".join(rows).encode()
 
 
-async def _drop_schema(url: str) -> None:
+async def drop_schema(url: str) -> None:
     import asyncpg  # type: ignore[import-untyped]
 
     base, _, query = url.partition("?schema=")
@@ -128,12 +128,12 @@ async def _drop_schema(url: str) -> None:
 @pytest.fixture(params=list(_BACKENDS))
 async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
     template = _BACKENDS[request.param]
-    _check_available(template.name)
+    check_available(template.name)
     url = template.url_for(tmp_path, request.node.name)
     file = tmp_path / "data" / "midturn.db" if template.name == "sqlite" else None
     yield Backend(template.name, template.durable, template.url_for, url, file)
     if template.name == "postgres":
-        await _drop_schema(url)
+        await drop_schema(url)
 
 
 @pytest.fixture

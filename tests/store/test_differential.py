@@ -1,4 +1,5 @@
-"""Random scripts of store calls give the same answers on the memory and SQLite backends.
+"""Random scripts of store calls give the same answers on every backend: memory, SQLite
+and PostgreSQL.
 
 The conformance suite pins each behaviour with a chosen example; this runs many mixed
 sequences — creates that collide on ids and tool call ids, settles that win and lose,
@@ -9,6 +10,7 @@ every error across the backends.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,6 +21,8 @@ from midturn.contract._interactions import Interaction, NewEvent, PermissionDeci
 from midturn.contract._models import AskResult
 from midturn.errors import MidturnError
 from midturn.store import Store, open_store
+
+from .conftest import POSTGRES_URL, check_available, drop_schema
 
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
 IDS = st.sampled_from(["a", "b", "c", "d", "e"])
@@ -141,10 +145,47 @@ async def _run(url: str, script: list[tuple[Any, ...]]) -> list[Any]:
     return results
 
 
+def _agree(script: list[tuple[Any, ...]], memory: list[Any], other: list[Any]) -> None:
+    for step, (left, right) in enumerate(zip(memory, other, strict=True)):
+        assert left == right, f"step {step}: {script[step] if step < len(script) else 'end'}"
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(SCRIPTS)
 def test_memory_and_sqlite_agree_on_every_script(script: list[tuple[Any, ...]]) -> None:
     memory = asyncio.run(_run("memory://", script))
-    sqlite = asyncio.run(_run("sqlite:///:memory:", script))
-    for step, (left, right) in enumerate(zip(memory, sqlite, strict=True)):
-        assert left == right, f"step {step}: {script[step] if step < len(script) else 'end'}"
+    _agree(script, memory, asyncio.run(_run("sqlite:///:memory:", script)))
+
+
+async def _empty(url: str) -> None:
+    """Open once (creating the schema), then empty every table and restart the ids."""
+    import asyncpg  # type: ignore[import-untyped]
+
+    async with open_store(url):
+        pass
+    base, _, schema = url.partition("?schema=")
+    connection = await asyncpg.connect(base)
+    try:
+        await connection.execute(
+            f'TRUNCATE "{schema}".midturn_interactions, "{schema}".midturn_events,'
+            f' "{schema}".midturn_sessions RESTART IDENTITY'
+        )
+    finally:
+        await connection.close()
+
+
+def test_memory_and_postgres_agree_on_every_script() -> None:
+    check_available("postgres")
+    url = f"{POSTGRES_URL}?schema=t_differential_{uuid.uuid4().hex[:8]}"
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(SCRIPTS)
+    def agree(script: list[tuple[Any, ...]]) -> None:
+        memory = asyncio.run(_run("memory://", script))
+        asyncio.run(_empty(url))
+        _agree(script, memory, asyncio.run(_run(url, script)))
+
+    try:
+        agree()
+    finally:
+        asyncio.run(drop_schema(url))
