@@ -316,3 +316,27 @@ async def test_cancelling_closes_the_picker_and_erases_it(terminal: Make) -> Non
         await task
     screen = await term.until(lambda text: "Which database" not in text)
     assert "earlier conversation line" in screen
+
+
+async def test_limits_of_a_question_are_explained_not_submitted(terminal: Make) -> None:
+    term = terminal()
+    strict = choice("size", "Size", "Which size?", ["S", "M", "L"], allow_other=False)
+    capped = choice("tags", "Tags", "Pick up to two", ["a", "b", "c"], multi=True, max_choices=2)
+    task = start(term, ask_of(strict, capped))
+    screen = await term.shows("1. S", "3. L")
+    assert "Other" not in screen and "type for Other" not in screen
+    term.press("x")
+    await term.shows("no free-text answer: pick one of the options")
+    term.press(ENTER)
+    await term.shows("Pick up to two")
+    term.press(" ", DOWN, " ", DOWN, " ", UP, UP, UP, ENTER)  # three marked, up to Done
+    await term.shows("Choose at most 2; 3 are marked.")
+    term.press(DOWN, " ", UP, ENTER)  # wrap round to a, unmark it, back to Done
+    await term.shows("Review", "Size: S", "Tags: b, c")
+    term.press(ENTER)
+    assert (await task).payload == {
+        "answers": {
+            "size": {"selected": [0], "text": None},
+            "tags": {"selected": [1, 2], "text": None},
+        }
+    }
