@@ -55,7 +55,8 @@ def _browser_missing() -> str | None:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     reason = _browser_missing()
     for item in items:
-        if item.path.is_relative_to(Path(__file__).parent):
+        uses_browser = {"page", "browser"} & set(getattr(item, "fixturenames", ()))
+        if item.path.is_relative_to(Path(__file__).parent) and uses_browser:
             item.add_marker(pytest.mark.browser)
             if reason and os.environ.get("CI") != "true":
                 item.add_marker(pytest.mark.skip(reason=reason))

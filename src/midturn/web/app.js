@@ -100,6 +100,7 @@ class SessionView {
     if (!this.tray) return;
     const hadFocus = this.tray.root.contains(document.activeElement);
     this.tray.root.remove();
+    this.tray.destroy();
     this.tray = null;
     this.composer.hidden = false;
     if (hadFocus || document.activeElement === document.body) this.draft.focus();

@@ -50,3 +50,21 @@ export function announce(text) {
     region.textContent = text;
   });
 }
+
+// A ticking "label m:ss" until `deadline` (an ISO time), or null without one. Call
+// stop() when the node goes away.
+export function countdown(deadline, label) {
+  if (!deadline) return null;
+  const end = Date.parse(deadline);
+  if (Number.isNaN(end)) return null;
+  const node = h("span", { class: "deadline", role: "timer" });
+  const tick = () => {
+    const left = Math.max(0, Math.ceil((end - Date.now()) / 1000));
+    const minutes = Math.floor(left / 60);
+    const seconds = String(left % 60).padStart(2, "0");
+    node.textContent = `${label} ${minutes}:${seconds}`;
+  };
+  tick();
+  const timer = setInterval(tick, 1000);
+  return { node, stop: () => clearInterval(timer) };
+}

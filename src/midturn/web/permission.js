@@ -1,7 +1,7 @@
 // The permission tray: compact (summary, risk, the four decisions) with the raw details
 // or diff behind a disclosure whose content scrolls inside a capped height.
 
-import { h, uid } from "./dom.js";
+import { countdown, h, uid } from "./dom.js";
 
 const RISK_TEXT = { low: "Low risk", medium: "Medium risk", high: "High risk" };
 
@@ -16,6 +16,7 @@ export class PermissionTray {
     const titleId = uid("tray-title");
     this.more = h("span", { class: "more" });
     this.setWaiting(waiting);
+    this.timer = countdown(interaction.deadline, "denied in");
     const summaryId = uid("summary");
     this.error = h("p", { class: "error", role: "alert", hidden: true });
     this.note = h("input", {
@@ -49,6 +50,8 @@ export class PermissionTray {
         h("span", { class: `risk risk-${risk}`, text: RISK_TEXT[risk] }),
         h("h2", { id: titleId, class: "tool" }, "Run ", h("code", { text: request.tool }), "?"),
         this.more,
+        h("span", { class: "spacer" }),
+        this.timer ? this.timer.node : null,
       ),
       h("p", { id: summaryId, class: "summary", text: request.summary }),
       request.details ? details(request.details) : null,
@@ -78,6 +81,10 @@ export class PermissionTray {
 
   focus() {
     this.root.focus();
+  }
+
+  destroy() {
+    if (this.timer) this.timer.stop();
   }
 
   setWaiting(count) {
@@ -119,6 +126,22 @@ function details(text) {
     "details",
     { class: "details" },
     h("summary", { text: label }),
-    h("pre", { class: "details-body", tabindex: 0, "aria-label": "Details" }, text),
+    h("pre", { class: "details-body", tabindex: 0, "aria-label": "Details" }, detailLines(text)),
   );
+}
+
+// A unified diff gets its added and removed lines marked (still text, never markup);
+// anything else stays one text node.
+function detailLines(text) {
+  const lines = text.split("\n");
+  const diff = lines.some((line) => line.startsWith("@@ ") || line.startsWith("+++ "));
+  if (!diff) return text;
+  return lines.map((line, index) => {
+    const end = index < lines.length - 1 ? "\n" : "";
+    let cls = null;
+    if (line.startsWith("@@")) cls = "hunk";
+    else if (line.startsWith("+") && !line.startsWith("+++")) cls = "add";
+    else if (line.startsWith("-") && !line.startsWith("---")) cls = "del";
+    return cls ? h("span", { class: cls }, line + end) : line + end;
+  });
 }

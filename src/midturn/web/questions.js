@@ -4,7 +4,7 @@
 // a message instead (the ask then settles as `redirected`).
 
 import { answerPayload } from "./api.js";
-import { h, uid } from "./dom.js";
+import { countdown, h, uid } from "./dom.js";
 
 export class QuestionTray {
   // interaction: a pending ask. actions: {submit(payload), redirect(text), stop()} each
@@ -41,6 +41,7 @@ export class QuestionTray {
     const titleId = uid("tray-title");
     this.more = h("span", { class: "more" });
     this.setWaiting(waiting);
+    this.timer = countdown(this.interaction.deadline, "times out in");
     this.chip = h("span", { class: "chip" });
     this.progress = h("span", { class: "progress" });
     this.stopButton = h("button", {
@@ -93,6 +94,7 @@ export class QuestionTray {
         this.progress,
         this.more,
         h("span", { class: "spacer" }),
+        this.timer ? this.timer.node : null,
         this.stopButton,
       ),
       this.body,
@@ -267,6 +269,10 @@ export class QuestionTray {
 
   focus() {
     this.focusStep();
+  }
+
+  destroy() {
+    if (this.timer) this.timer.stop();
   }
 
   // How many more interactions wait behind this one in the session's queue.
