@@ -363,7 +363,7 @@ class _Reader:
 
     def result(self, answers: list[QuestionAnswer]) -> AskResult:
         answered = any(answer.status == "answered" for answer in answers)
-        return AskResult.model_construct(
+        return AskResult(
             outcome="answered" if answered else "skipped", answers=tuple(answers), message=None
         )
 
@@ -389,7 +389,7 @@ def _action_value(item: dict[str, Any]) -> Any:
 
 
 def _status(question: Question, status: AnswerStatus, **fields: Any) -> QuestionAnswer:
-    return QuestionAnswer.model_construct(
+    return QuestionAnswer(
         id=question.id,
         header=question.header,
         question=question.question,
@@ -412,14 +412,14 @@ def uniform_result(
 ) -> AskResult:
     """Every question with the status of `outcome` (e.g. the turn stopped: cancelled)."""
     answers = tuple(_status(question, outcome) for question in ask.questions)
-    return AskResult.model_construct(outcome=outcome, answers=answers, message=None)
+    return AskResult(outcome=outcome, answers=answers, message=None)
 
 
 def redirect_result(ask: Ask, message: str) -> AskResult:
     """The user wrote a chat message instead of answering (SPEC §3.6): every question is
     skipped and the message rides on the result."""
     answers = tuple(_status(question, "skipped") for question in ask.questions)
-    return AskResult.model_construct(outcome="redirected", answers=answers, message=message)
+    return AskResult(outcome="redirected", answers=answers, message=message)
 
 
 def timeout_result(ask: Ask) -> AskResult:
@@ -435,4 +435,4 @@ def timeout_result(ask: Ask) -> AskResult:
             continue
         label = question.options[question.recommended or 0].label
         answers.append(_answer(question, selected=(label,), answer=label, auto_selected=True))
-    return AskResult.model_construct(outcome="timed_out", answers=tuple(answers), message=None)
+    return AskResult(outcome="timed_out", answers=tuple(answers), message=None)

@@ -29,7 +29,6 @@ __all__ = [
     "unique_header",
 ]
 
-_SPACE = re.compile(r"\s+")
 _RECOMMENDED = re.compile(r"\s*[(\[]\s*recommended\s*[)\]]\s*$", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
 
@@ -100,21 +99,31 @@ _ESCAPE_PHRASES = ("type your own", "write your own", "enter your own", "please 
 
 def fold(text: str) -> str:
     """Trim, and fold every run of whitespace (newlines included) into one space."""
-    return _SPACE.sub(" ", text).strip()
+    return " ".join(text.split())
+
+
+_ASCII_PUNCTUATION = str.maketrans(
+    {ch: " " for ch in '!"#$%&()*+,-./:;<=>?@[\\]^_`{|}~'} | {"'": None}
+)
+_ALTERNATIVES = re.compile(r"/|\bor\b|\|", re.IGNORECASE)
 
 
 def _plain(text: str) -> str:
     """Lower case, apostrophes removed, punctuation turned into spaces, spaces folded."""
+    if text.isascii():
+        return " ".join(text.casefold().translate(_ASCII_PUNCTUATION).split())
     text = unicodedata.normalize("NFKC", text).casefold().replace("'", "").replace("’", "")
-    text = "".join(ch if ch.isalnum() or ch.isspace() else " " for ch in text)
-    return _SPACE.sub(" ", text).strip()
+    return " ".join("".join(ch if ch.isalnum() or ch.isspace() else " " for ch in text).split())
 
 
 def is_escape_label(label: str) -> bool:
     """Whether an option label is an escape the client owns: Other, Skip, Not sure,
     None of the above, You decide and close variants ("Other…", "other:",
     "I don't know / Not sure")."""
-    parts = [p for p in re.split(r"/|\bor\b|\|", label, flags=re.IGNORECASE) if p.strip()]
+    if "/" in label or "|" in label or "or" in label.casefold():
+        parts = [p for p in _ALTERNATIVES.split(label) if p.strip()]
+    else:
+        parts = [label]
     return bool(parts) and all(_is_escape_part(part) for part in parts)
 
 
@@ -124,7 +133,7 @@ def _is_escape_part(part: str) -> bool:
         return False
     if plain in _ESCAPES:
         return True
-    if any(phrase in plain for phrase in _ESCAPE_PHRASES):
+    if ("own" in plain or "specify" in plain) and any(p in plain for p in _ESCAPE_PHRASES):
         return True
     words = plain.split()
     return words[0] in ("other", "others") and all(w in _OTHER_TAIL for w in words[1:])
@@ -133,6 +142,8 @@ def _is_escape_part(part: str) -> bool:
 def split_recommended(label: str) -> tuple[str, bool]:
     """`("PostgreSQL", True)` for "PostgreSQL (Recommended)"; the label unchanged and
     False when there is no such suffix."""
+    if "recommended" not in label.lower():
+        return label, False
     stripped = _RECOMMENDED.sub("", label)
     return (stripped.strip(), True) if stripped != label else (label, False)
 

@@ -26,7 +26,7 @@ from midturn.errors import InvalidAsk, Problem
 
 __all__ = ["build_ask"]
 
-_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _ASK_KEYS = frozenset({"questions", "timeout_s", "on_timeout"})
 _QUESTION_KEYS = frozenset(
     {
@@ -88,28 +88,31 @@ class _Checker:
         self.warnings.append(f"{path}: {message}")
 
     def unknown_keys(self, data: dict[str, Any], known: frozenset[str], path: str) -> None:
+        if known.issuperset(data):
+            return
         for key in data:
             if key not in known:
                 self.warn(f"{path}.{key}" if path else str(key), "unknown field, ignored")
 
-    def text(self, value: Any, path: str, *, required: bool, flat: bool) -> str | None:
+    def text(self, value: Any, where: str, field: str, *, required: bool, flat: bool) -> str | None:
         """A trimmed string (whitespace folded when `flat`), None when absent or empty
-        and not required."""
+        and not required. The path `where.field` is only built for a problem."""
+        if isinstance(value, str):
+            cleaned = fold(value) if flat else value.strip()
+            if cleaned and (not flat or cleaned == value.strip()):
+                return cleaned
+            if cleaned:
+                self.warn(f"{where}.{field}", "folded line breaks into spaces")
+                return cleaned
+            if required:
+                self.problem(f"{where}.{field}", "empty; give a non-empty string")
+            return None
         if value is None:
             if required:
-                self.problem(path, "missing; give a non-empty string")
+                self.problem(f"{where}.{field}", "missing; give a non-empty string")
             return None
-        if not isinstance(value, str):
-            self.problem(path, f"{_kind_of(value)} given; give a string")
-            return None
-        cleaned = fold(value) if flat else value.strip()
-        if flat and cleaned != value.strip():
-            self.warn(path, "folded line breaks into spaces")
-        if not cleaned:
-            if required:
-                self.problem(path, "empty; give a non-empty string")
-            return None
-        return cleaned
+        self.problem(f"{where}.{field}", f"{_kind_of(value)} given; give a string")
+        return None
 
     def flag(self, value: Any, path: str, default: bool) -> bool:
         if value is None:
@@ -152,7 +155,7 @@ def build_ask(canonical: Any, *, limits: Limits, dialect: str) -> Ask:
     on_timeout = _on_timeout(check, canonical.get("on_timeout"))
     if check.problems:
         raise InvalidAsk(check.problems)
-    return Ask.model_construct(
+    return Ask(
         questions=tuple(questions),
         timeout_s=timeout_s,
         on_timeout=on_timeout,
@@ -231,15 +234,15 @@ def _question(check: _Checker, raw: Any, position: int) -> _Draft | None:
     check.unknown_keys(raw, _QUESTION_KEYS, path)
     limits = check.limits
     draft = _Draft(position, {})
-    draft.given_id = _question_id(check, raw.get("id"), f"{path}.id")
-    draft.header = check.text(raw.get("header"), f"{path}.header", required=False, flat=True)
+    draft.given_id = _question_id(check, raw.get("id"), path)
+    draft.header = check.text(raw.get("header"), path, "header", required=False, flat=True)
     if draft.header is not None and len(draft.header) > limits.max_header_chars:
         check.problem(
             f"{path}.header",
             f"{_short(draft.header)} is {len(draft.header)} characters; give at most "
             f"{limits.max_header_chars}, or leave it out to derive one from the question",
         )
-    text = check.text(raw.get("question"), f"{path}.question", required=True, flat=False)
+    text = check.text(raw.get("question"), path, "question", required=True, flat=False)
     if text is not None and len(text) > limits.max_question_chars:
         check.problem(
             f"{path}.question",
@@ -255,9 +258,7 @@ def _question(check: _Checker, raw: Any, position: int) -> _Draft | None:
             check.warn(f"{path}.multiSelect", "read as multi: true")
         multi = multi or multi_select
     secret = check.flag(raw.get("secret"), f"{path}.secret", False)
-    placeholder = check.text(
-        raw.get("placeholder"), f"{path}.placeholder", required=False, flat=True
-    )
+    placeholder = check.text(raw.get("placeholder"), path, "placeholder", required=False, flat=True)
     fields["allow_other"] = check.flag(raw.get("allow_other"), f"{path}.allow_other", True)
     if kind == "text":
         _text_only_fields(check, raw, path, multi)
@@ -285,9 +286,13 @@ def _question(check: _Checker, raw: Any, position: int) -> _Draft | None:
     return draft
 
 
-def _question_id(check: _Checker, value: Any, path: str) -> str | None:
+def _question_id(check: _Checker, value: Any, where: str) -> str | None:
+    """A valid id from `value`, or None; problems are reported at `where` + ".id"."""
+    if isinstance(value, str) and _ID.fullmatch(value):
+        return value
     if value is None:
         return None
+    path = f"{where}.id"
     if isinstance(value, int) and not isinstance(value, bool):
         check.warn(path, f"number {value} read as the id {str(value)!r}")
         value = str(value)
@@ -295,7 +300,7 @@ def _question_id(check: _Checker, value: Any, path: str) -> str | None:
         check.problem(path, f"{_kind_of(value)} given; give a short string id, or leave it out")
         return None
     cleaned: str = value.strip()
-    if not _ID.match(cleaned):
+    if not _ID.fullmatch(cleaned):
         check.problem(
             path,
             f"{_short(cleaned)} is not a valid id; use 1–64 letters, digits, '_', '.' or '-', "
@@ -359,7 +364,7 @@ def _options(check: _Checker, value: Any, path: str) -> tuple[list[Option], list
             check.problem(at, f'{_kind_of(raw)} given; give an object {{"label": ...}}')
             continue
         check.unknown_keys(raw, _OPTION_KEYS, at)
-        label = check.text(raw.get("label"), f"{at}.label", required=True, flat=True)
+        label = check.text(raw.get("label"), at, "label", required=True, flat=True)
         if label is None:
             continue
         label, marked = split_recommended(label)
@@ -385,7 +390,7 @@ def _options(check: _Checker, value: Any, path: str) -> tuple[list[Option], list
             continue
         seen_labels[label.casefold()] = index
         description = check.text(
-            raw.get("description"), f"{at}.description", required=False, flat=False
+            raw.get("description"), at, "description", required=False, flat=False
         )
         if description is not None and len(description) > limits.max_description_chars:
             check.problem(
@@ -393,7 +398,7 @@ def _options(check: _Checker, value: Any, path: str) -> tuple[list[Option], list
                 f"{len(description)} characters given; keep it to at most "
                 f"{limits.max_description_chars}",
             )
-        option_id = _question_id(check, raw.get("id"), f"{at}.id")
+        option_id = _question_id(check, raw.get("id"), at)
         if option_id is not None:
             if option_id in seen_ids:
                 check.problem(
@@ -404,7 +409,7 @@ def _options(check: _Checker, value: Any, path: str) -> tuple[list[Option], list
             seen_ids[option_id] = index
         if marked:
             suggested.append(len(options))
-        options.append(Option.model_construct(label=label, description=description, id=option_id))
+        options.append(Option(label=label, description=description, id=option_id))
     _option_count(check, where, len(options), dropped)
     return options, suggested
 
@@ -539,7 +544,7 @@ def _finish(check: _Checker, drafts: list[_Draft | None]) -> list[Question]:
         question_id = draft.given_id or _default_id(draft.position, ids)
         fields = draft.fields
         questions.append(
-            Question.model_construct(
+            Question(
                 id=question_id,
                 header=draft.header,
                 question=fields["question"],

@@ -55,7 +55,7 @@ class MidturnDialect(Dialect):
         return tool_input
 
     def render(self, result: AskResult) -> ToolOutput:
-        return ToolOutput.model_construct(
+        return ToolOutput(
             text=canonical_text(result), data=result.model_dump(mode="json"), is_error=False
         )
 
