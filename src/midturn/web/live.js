@@ -90,13 +90,13 @@ export class LiveQueue {
       } while (this.dirty);
     } catch (error) {
       if (error.fatal) this.handlers.onFatal(error);
-      else this.handlers.onState("down");
+      // Otherwise the next (re)connect of the stream reads the queue again.
     } finally {
       this.refreshing = false;
     }
   }
 
   changed() {
-    this.handlers.onChange(this.list());
+    if (this.controller !== null) this.handlers.onChange(this.list());
   }
 }

@@ -4,6 +4,7 @@
 // a message instead (the ask then settles as `redirected`).
 
 import { answerPayload } from "./api.js";
+import { checkQuestion, choiceHint, displayAnswer } from "./choices.js";
 import { countdown, h, uid } from "./dom.js";
 
 export class QuestionTray {
@@ -396,45 +397,4 @@ export class QuestionTray {
       this.forward();
     }
   }
-}
-
-function choiceHint(question) {
-  if (!question.multi) return null;
-  const total = question.options.length + (question.allow_other ? 1 : 0);
-  const min = question.min_choices;
-  const max = question.max_choices ?? total;
-  if (min === max) return `Choose ${min}.`;
-  if (min <= 1 && max >= total) return "Choose any that apply.";
-  return `Choose ${min}–${max}.`;
-}
-
-// What is wrong with a question's answer before moving on, or null. An untouched
-// question is fine: it goes in as skipped.
-function checkQuestion(question, state) {
-  if (question.kind === "text" || state.skipped) return null;
-  if (state.other && state.otherText.trim() === "") {
-    return "Type your answer in the Other field, or choose one of the options.";
-  }
-  if (!question.multi) return null;
-  const count = state.selected.size + (state.other ? 1 : 0);
-  if (count === 0) return null;
-  if (count < question.min_choices) return `Choose at least ${question.min_choices}.`;
-  if (question.max_choices !== null && count > question.max_choices) {
-    return `Choose at most ${question.max_choices}.`;
-  }
-  return null;
-}
-
-// The review line for one question: labels joined with ", ", typed text in quotes;
-// null when it goes in skipped.
-export function displayAnswer(question, state) {
-  if (state.skipped) return null;
-  if (question.kind === "text") {
-    if (state.text.trim() === "") return null;
-    return question.secret ? "[secret]" : `"${state.text}"`;
-  }
-  const parts = [...state.selected].sort((a, b) => a - b).map((i) => question.options[i].label);
-  if (state.other && state.otherText.trim() !== "") parts.push(`"${state.otherText.trim()}"`);
-  if (parts.length === 0) return question.multi && question.min_choices === 0 && state.touched ? "(none)" : null;
-  return parts.join(", ");
 }
