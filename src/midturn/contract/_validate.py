@@ -114,11 +114,11 @@ class _Checker:
         self.problem(f"{where}.{field}", f"{_kind_of(value)} given; give a string")
         return None
 
-    def flag(self, value: Any, path: str, default: bool) -> bool:
+    def flag(self, value: Any, where: str, field: str, default: bool) -> bool:
         if value is None:
             return default
         if not isinstance(value, bool):
-            self.problem(path, f"{_kind_of(value)} given; give true or false")
+            self.problem(f"{where}.{field}", f"{_kind_of(value)} given; give true or false")
             return default
         return value
 
@@ -251,15 +251,15 @@ def _question(check: _Checker, raw: Any, position: int) -> _Draft | None:
         )
     kind = _question_kind(check, raw, path)
     fields: dict[str, Any] = {"question": text, "kind": kind}
-    multi = check.flag(raw.get("multi"), f"{path}.multi", False)
+    multi = check.flag(raw.get("multi"), path, "multi", False)
     if raw.get("multiSelect") is not None:
-        multi_select = check.flag(raw.get("multiSelect"), f"{path}.multiSelect", False)
+        multi_select = check.flag(raw.get("multiSelect"), path, "multiSelect", False)
         if multi_select and not multi:
             check.warn(f"{path}.multiSelect", "read as multi: true")
         multi = multi or multi_select
-    secret = check.flag(raw.get("secret"), f"{path}.secret", False)
+    secret = check.flag(raw.get("secret"), path, "secret", False)
     placeholder = check.text(raw.get("placeholder"), path, "placeholder", required=False, flat=True)
-    fields["allow_other"] = check.flag(raw.get("allow_other"), f"{path}.allow_other", True)
+    fields["allow_other"] = check.flag(raw.get("allow_other"), path, "allow_other", True)
     if kind == "text":
         _text_only_fields(check, raw, path, multi)
         fields.update(secret=secret, placeholder=placeholder)
@@ -341,13 +341,13 @@ def _text_only_fields(check: _Checker, raw: dict[str, Any], path: str, multi: bo
 def _options(check: _Checker, value: Any, path: str) -> tuple[list[Option], list[int]]:
     """The options after normalization, and the indices labelled "(Recommended)"."""
     limits = check.limits
-    span = _range(limits.min_options, limits.max_options)
     where = f"{path}.options"
-    if value is None or value == []:
-        check.problem(where, f'no options given; give {span} options, or set kind to "text"')
-        return [], []
-    if not isinstance(value, list):
-        check.problem(where, f"{_kind_of(value)} given; give a list of {span} options")
+    if not isinstance(value, list) or not value:
+        span = _range(limits.min_options, limits.max_options)
+        if value is None or value == []:
+            check.problem(where, f'no options given; give {span} options, or set kind to "text"')
+        else:
+            check.problem(where, f"{_kind_of(value)} given; give a list of {span} options")
         return [], []
     options: list[Option] = []
     suggested: list[int] = []
