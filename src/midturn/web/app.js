@@ -22,6 +22,11 @@ function setConnection(state) {
   node.className = `conn conn-${state}`;
 }
 
+// The tab title counts what waits, so a background tab shows it.
+function setTitle(view, waiting) {
+  document.title = `${waiting ? `(${waiting}) ` : ""}midturn · ${view}`;
+}
+
 function fail(message) {
   for (const view of ["inbox-view", "session-view"]) $(view).hidden = true;
   $("problem").hidden = false;
@@ -54,7 +59,6 @@ class SessionView {
     $("session-view").hidden = false;
     $("back").hidden = role !== "admin";
     $("where").textContent = `Session ${this.sessionId}`;
-    document.title = "midturn · session";
     this.history.replaceChildren();
     this.draft.value = sessionStorage.getItem(this.draftKey) || "";
     this.draft.addEventListener("input", this.onDraft);
@@ -78,6 +82,7 @@ class SessionView {
     if (head && !this.tray) this.openTray(head, list.length - 1);
     else if (this.tray) this.tray.setWaiting(list.length - 1);
     $("waiting-count").textContent = list.length ? `${list.length} waiting` : "Nothing waiting";
+    setTitle("session", list.length);
   }
 
   openTray(interaction, waiting) {
@@ -179,7 +184,6 @@ class InboxView {
     $("inbox-view").hidden = false;
     $("back").hidden = true;
     $("where").textContent = "Inbox";
-    document.title = "midturn · inbox";
     this.queue.start();
   }
 
@@ -213,6 +217,7 @@ class InboxView {
       ),
     );
     $("sessions").replaceChildren(...rows);
+    setTitle("inbox", list.length);
     $("inbox-empty").hidden = rows.length > 0;
   }
 }
