@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import SecretStr
 
+from midturn.contract._checks import kind_of
 from midturn.contract._models import (
     SECRET_MARK,
     AnswerStatus,
@@ -30,22 +31,6 @@ _SKIP_KEYS = ("skip", "skipped", "dismiss")
 _SELECTED_KEYS = ("selected", "labels")
 _TEXT_KEYS = ("text", "other")
 _SKIP_STATUSES = frozenset({"skip", "skipped", "dismissed", "cancelled", "timeout", "timed_out"})
-
-
-def _kind_of(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list | tuple):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def _short(value: Any, limit: int = 40) -> str:
@@ -84,7 +69,7 @@ class _Reader:
             message = payload["redirect"]
             if not isinstance(message, str) or not message.strip():
                 raise InvalidAnswer(
-                    f"redirect is {_kind_of(message)}; send the user's chat message as a "
+                    f"redirect is {kind_of(message)}; send the user's chat message as a "
                     'non-empty string: {"redirect": "..."}'
                 )
             return redirect_result(self.ask, message.strip())
@@ -177,7 +162,7 @@ class _Reader:
         for item in items:
             key = item["question_id"]
             if not isinstance(key, str):
-                raise InvalidAnswer(f"question_id is {_kind_of(key)}; send the question's id")
+                raise InvalidAnswer(f"question_id is {kind_of(key)}; send the question's id")
             mapping[key] = _action_value(item)
         return self.keyed(mapping)
 
@@ -211,7 +196,7 @@ class _Reader:
             text = str(text)
         if not isinstance(text, str):
             raise InvalidAnswer(
-                f"{_kind_of(value)} given for a text question; send the typed text as a "
+                f"{kind_of(value)} given for a text question; send the typed text as a "
                 "string, or null to skip",
                 question=question.id,
             )
@@ -255,7 +240,7 @@ class _Reader:
             if text is not None:
                 if not isinstance(text, str):
                     raise InvalidAnswer(
-                        f'"text" is {_kind_of(text)}; send the typed Other text as a string',
+                        f'"text" is {kind_of(text)}; send the typed Other text as a string',
                         question=question.id,
                     )
                 if text.strip() or not explicit_selection:
@@ -292,7 +277,7 @@ class _Reader:
             )
         if not isinstance(item, str):
             raise InvalidAnswer(
-                f"{_kind_of(item)} given; send {_choices_hint(question)}, typed text, or null "
+                f"{kind_of(item)} given; send {_choices_hint(question)}, typed text, or null "
                 "to skip",
                 question=question.id,
             )
