@@ -112,6 +112,9 @@ def test_the_journey_with_a_mouse(
     expect(tray.locator(".more")).to_have_text("1 more waiting")
     expect(page.locator(".tray-ask")).to_have_count(0)
     expect(page.locator("#composer")).to_be_hidden()
+    expect(page.locator("#announcer")).to_have_text(
+        "Permission to run bash: rm -rf build/ && ./build.sh"
+    )
     screenshot(tray, "permission-tray")
     tray.get_by_role("button", name="Allow", exact=True).click()
     assert permission_waiter.result(SAFETY_S).status == "allowed"

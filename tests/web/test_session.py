@@ -168,3 +168,61 @@ def test_too_many_choices_are_refused_before_sending(
     tray.get_by_role("checkbox", name="c", exact=True).uncheck()
     expect(tray.get_by_role("alert")).to_be_hidden()
     expect(tray.get_by_role("button", name="Submit")).to_be_enabled()
+
+
+def test_text_secret_and_multi_select_answers(
+    page: Page, gateway: LiveGateway, session: Session, agent: Agent
+) -> None:
+    ask: dict[str, Any] = {
+        "questions": [
+            {
+                "id": "about",
+                "header": "About",
+                "question": "Describe the service in a few lines.",
+                "kind": "text",
+                "placeholder": "What it does, who uses it",
+            },
+            {
+                "id": "key",
+                "header": "Key",
+                "question": "Paste the API key.",
+                "kind": "text",
+                "secret": True,
+            },
+            {
+                "id": "tags",
+                "header": "Tags",
+                "question": "Which tags apply?",
+                "options": [{"label": "internal"}, {"label": "beta"}, {"label": "billing"}],
+                "multi": True,
+            },
+        ]
+    }
+    asked = agent.ask(ask, turn_id="t1")
+    waiter = agent.wait(asked)
+    page.goto(answer_url(gateway, session))
+    tray = page.locator(".tray-ask")
+    about = tray.get_by_role("textbox", name="Describe the service in a few lines.")
+    expect(about).to_have_attribute("placeholder", "What it does, who uses it")
+    about.fill("Bills customers.\nMonthly.")
+    about.press("Control+Enter")
+    expect(tray.locator(".progress")).to_have_text("2 / 3")
+    key = tray.locator("input[type=password]")
+    key.fill("sk-test-123")
+    key.press("Enter")
+    expect(tray.locator(".progress")).to_have_text("3 / 3")
+    tray.get_by_role("checkbox", name="beta").check()
+    tray.get_by_role("checkbox", name="internal").check()
+    tray.get_by_role("button", name="Review").click()
+    review = tray.locator(".review-answer")
+    expect(review).to_have_text(['"Bills customers.\nMonthly."', "[secret]", "internal, beta"])
+    assert "sk-test-123" not in tray.inner_text()
+    tray.get_by_role("button", name="Submit").click()
+
+    settled = waiter.result(SAFETY_S)
+    assert settled.result is not None
+    about_answer, key_answer, tags_answer = settled.result.answers
+    assert about_answer.text == "Bills customers.\nMonthly."
+    assert key_answer.answer == "[secret provided]"
+    assert tags_answer.selected == ("internal", "beta")
+    assert tags_answer.answer == "internal, beta"
