@@ -100,6 +100,8 @@ class _Reader:
         if items and all(isinstance(item, dict) and "question_id" in item for item in items):
             return self.actions(items)
         count = len(self.ask.questions)
+        if count == 1 and len(items) != 1:  # the list is the one question's value
+            return self.result([self.value(self.ask.questions[0], items)])
         if len(items) != count:
             raise InvalidAnswer(
                 f"{len(items)} positional answers given for {count} question"
@@ -222,16 +224,15 @@ class _Reader:
         others: list[str] = []
         explicit_selection = False
         if isinstance(value, dict):
-            explicit_selection = any(k in value for k in _SELECTED_KEYS)
-            selected = next((value[k] for k in _SELECTED_KEYS if k in value), None)
-            text = next((value[k] for k in _TEXT_KEYS if value.get(k) is not None), None)
-            known = {*_SELECTED_KEYS, *_TEXT_KEYS}
-            if not any(k in value for k in known):
+            if not any(k in value for k in (*_SELECTED_KEYS, *_TEXT_KEYS)):
                 raise InvalidAnswer(
                     'an object answer needs "selected" and/or "text"; send '
                     '{"selected": [...], "text": "..."}, a label, or null to skip',
                     question=question.id,
                 )
+            explicit_selection = any(k in value for k in _SELECTED_KEYS)
+            selected = next((value[k] for k in _SELECTED_KEYS if k in value), None)
+            text = next((value[k] for k in _TEXT_KEYS if value.get(k) is not None), None)
             items = [] if selected is None else selected
             if not isinstance(items, list | tuple):
                 items = [items]
