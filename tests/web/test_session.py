@@ -226,3 +226,19 @@ def test_text_secret_and_multi_select_answers(
     assert key_answer.answer == "[secret provided]"
     assert tags_answer.selected == ("internal", "beta")
     assert tags_answer.answer == "internal, beta"
+
+
+def test_requests_settled_before_the_page_opened_stay_in_the_history(
+    page: Page, gateway: LiveGateway, session: Session, agent: Agent
+) -> None:
+    asked = agent.ask(ONE, turn_id="t1")
+    agent.as_answerer(lambda client: client.answer(asked.id, {"answers": {"name": "payments"}}))
+    page.goto(answer_url(gateway, session))
+    history = page.locator("#history li")
+    expect(history).to_have_count(2)
+    expect(history.nth(1)).to_contain_text("Answered — Name: payments")
+    expect(page.locator("#conn")).to_have_text("Live")
+    # The replayed request never shows as a tray, nor as "settled elsewhere".
+    expect(page.locator(".tray")).to_have_count(0)
+    expect(page.locator("#slot-notice")).to_be_hidden()
+    expect(page.locator("#composer")).to_be_visible()

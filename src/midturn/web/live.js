@@ -1,6 +1,10 @@
-// The live set of pending interactions: one session's queue or the admin inbox, kept
-// current from the event stream (applied as events arrive) and re-read from the REST
-// route whenever the stream (re)connects. A settled interaction never comes back.
+// The live set of pending interactions: one session's queue or the admin inbox.
+//
+// The REST route is the truth about what is pending; the event stream says when to look
+// again. A `*_requested` event (or a (re)connect) reads the queue again — reads that
+// overlap collapse into one more read — and a settling event removes its interaction at
+// once. A replayed request that has since settled therefore never flashes up, and a
+// settled interaction never comes back, whatever order reads and events land in.
 
 import { isRequestedEvent, isSettledEvent } from "./api.js";
 
@@ -10,9 +14,8 @@ export class LiveQueue {
     this.api = api;
     this.sessionId = sessionId;
     this.handlers = handlers;
-    this.items = new Map(); // id -> {interaction, seen}
+    this.items = [];
     this.settled = new Set();
-    this.counter = 0;
     this.refreshing = false;
     this.dirty = false;
     this.controller = null;
@@ -41,29 +44,22 @@ export class LiveQueue {
   }
 
   list() {
-    return [...this.items.values()]
-      .map((entry) => entry.interaction)
-      .sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || (a.id < b.id ? -1 : 1));
+    return this.items;
   }
 
   // Drop an interaction at once (this page settled it, or learned it is settled).
   settle(id) {
     this.settled.add(id);
-    if (this.items.delete(id)) this.changed();
+    const before = this.items.length;
+    this.items = this.items.filter((item) => item.id !== id);
+    if (this.items.length !== before) this.changed();
   }
 
   apply(event) {
-    this.counter += 1;
-    const interaction = event.data && event.data.interaction;
-    const id = event.interaction_id || (interaction && interaction.id);
-    if (id && isSettledEvent(event.type)) {
-      this.settled.add(id);
-      this.items.delete(id);
-    } else if (id && isRequestedEvent(event.type) && interaction && !this.settled.has(id)) {
-      if (interaction.status === "pending") this.items.set(id, { interaction, seen: this.counter });
-    }
+    const id = event.interaction_id || (event.data && event.data.interaction && event.data.interaction.id);
     this.handlers.onEvent(event);
-    if (id) this.changed();
+    if (id && isSettledEvent(event.type)) this.settle(id);
+    else if (isRequestedEvent(event.type)) this.refresh();
   }
 
   async refresh() {
@@ -75,22 +71,13 @@ export class LiveQueue {
     try {
       do {
         this.dirty = false;
-        const start = this.counter;
         const pending = await this.api.pending(this.sessionId);
-        const next = new Map();
-        for (const interaction of pending) {
-          if (!this.settled.has(interaction.id)) next.set(interaction.id, { interaction, seen: start });
-        }
-        // Keep what the stream added while the request was in flight.
-        for (const [id, entry] of this.items) {
-          if (entry.seen > start && !next.has(id) && !this.settled.has(id)) next.set(id, entry);
-        }
-        this.items = next;
+        this.items = pending.filter((item) => !this.settled.has(item.id));
         this.changed();
-      } while (this.dirty);
+      } while (this.dirty && this.controller !== null);
     } catch (error) {
       if (error.fatal) this.handlers.onFatal(error);
-      // Otherwise the next (re)connect of the stream reads the queue again.
+      // Otherwise the next event or (re)connect of the stream reads the queue again.
     } finally {
       this.refreshing = false;
     }
