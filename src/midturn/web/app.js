@@ -213,6 +213,11 @@ class InboxView {
           h("span", { class: "inbox-session", text: sessionId }),
           h("span", { class: "inbox-count", text: `${items.length} waiting` }),
           h("span", { class: "inbox-head", text: headline(items[0]) }),
+          h("time", {
+            class: "inbox-age",
+            datetime: items[0].created_at,
+            text: `waiting since ${new Date(items[0].created_at).toLocaleTimeString()}`,
+          }),
         ),
       ),
     );
