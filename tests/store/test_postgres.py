@@ -24,7 +24,7 @@ from midturn.errors import UsageError
 from midturn.store import Store, open_store
 
 from .conftest import POSTGRES_URL
-from .test_conformance import RESULT, SECRET, answered, make_ask, note, requested
+from ._data import RESULT, SECRET, answered, make_ask, note, requested
 
 asyncpg = pytest.importorskip("asyncpg")
 
