@@ -1,0 +1,350 @@
+"""Parking: the one turn-scoped primitive behind every ask and permission (SPEC §3.1).
+
+- `park` persists the interaction and its `*_requested` event in one store transaction,
+  so an answer sent the instant the event appears always finds the interaction.
+- `settle` is the store's compare-and-set; the settle event (and `turn_resumed` when it
+  was the turn's last pending interaction) is appended in the same transaction, only by
+  the winner.
+- `wait` parks a caller until the interaction settles: settles made here resolve the
+  waiters at once; settles made by another process reach them through the store's
+  listener and the event log (one reader task, no polling).
+- Deadlines live in one heap with one sleeping task (`_timers.py`), persisted on the
+  interaction, recovered on `open`.
+- Secret values never enter the store: the live result (with `SecretStr` values) of an
+  ask settled in this process is kept on the side, in memory, and only `wait` hands it out.
+
+Queue positions and turn state are computed under a per-session lock, so they are exact
+for everything this process does; processes sharing a store rely on the compare-and-set
+for correctness, and positions are then a best effort.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime, timedelta
+
+from midturn.contract._answers import timeout_result
+from midturn.contract._interactions import (
+    Event,
+    Interaction,
+    InteractionStatus,
+    NewEvent,
+    PermissionDecision,
+    utcnow,
+)
+from midturn.contract._models import AskResult
+from midturn.errors import NotFound, UsageError
+from midturn.runtime._events import (
+    SETTLE_EVENT_TYPES,
+    interaction_from,
+    requested_event,
+    settled_event,
+    turn_event,
+)
+from midturn.runtime._timers import Deadlines
+from midturn.store._base import Settle, Store
+
+__all__ = ["SECRETS_KEPT", "EventWatcher", "Parking", "deadline_after"]
+
+log = logging.getLogger("midturn.runtime")
+
+SECRETS_KEPT = 10_000
+"""How many live results with secret values one process keeps (newest first)."""
+
+EventWatcher = Callable[[Event], None]
+
+
+class _SessionLock:
+    __slots__ = ("lock", "users")
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.users = 0
+
+
+class Parking:
+    """Park, settle and wait on interactions in one store. Owned by a `Runtime`."""
+
+    def __init__(self, store: Store, *, clock: Callable[[], float]) -> None:
+        self.store = store
+        self.deadlines = Deadlines(self._expire, clock=clock)
+        self._locks: dict[str, _SessionLock] = {}
+        self._waiters: dict[str, list[asyncio.Future[Interaction]]] = {}
+        self._watchers: list[EventWatcher] = []
+        self._live: OrderedDict[str, AskResult] = OrderedDict()
+        self._cursor = 0
+        self._newest = 0
+        self._wake = asyncio.Event()
+        self._reader: asyncio.Task[None] | None = None
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def open(self) -> None:
+        self._cursor = self._newest = await self.store.last_event_id()
+        self.store.add_listener(self._heard)
+        self._reader = asyncio.create_task(self._read(), name="midturn-runtime-reader")
+        self.deadlines.start()
+        await self._recover()
+
+    async def aclose(self) -> None:
+        self.store.remove_listener(self._heard)
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+        await self.deadlines.aclose()
+        for futures in self._waiters.values():
+            for future in futures:
+                if not future.done():
+                    future.cancel()
+        self._waiters.clear()
+
+    async def _recover(self) -> None:
+        """Settle what passed its deadline while no runtime ran; schedule the rest."""
+        now = utcnow()
+        for interaction in await self.store.list_interactions(status="pending"):
+            if interaction.deadline is None:
+                continue
+            if interaction.deadline <= now:
+                await self._expire_now(interaction)
+            else:
+                self.deadlines.schedule(interaction.id, interaction.deadline)
+
+    # -- parking ---------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def session_lock(self, session_id: str) -> AsyncIterator[None]:
+        """Serialize this process's changes to one session's queue."""
+        entry = self._locks.get(session_id)
+        if entry is None:
+            entry = self._locks[session_id] = _SessionLock()
+        entry.users += 1
+        try:
+            async with entry.lock:
+                yield
+        finally:
+            entry.users -= 1
+            if entry.users == 0:
+                del self._locks[session_id]
+
+    async def park(
+        self, interaction: Interaction, *, announce: bool = True
+    ) -> tuple[Interaction, bool]:
+        """Persist `interaction` with its requested event (and `turn_waiting` when it is
+        the turn's first pending one). A repeated `(session_id, tool_call_id)` returns the
+        existing interaction and writes nothing. `announce=False` parks silently (for an
+        interaction settled at once, which nobody needs to see)."""
+        async with self.session_lock(interaction.session_id):
+            if interaction.tool_call_id is not None:
+                existing = await self.store.find_by_tool_call(
+                    interaction.session_id, interaction.tool_call_id
+                )
+                if existing is not None:
+                    return existing, False
+            events: list[NewEvent] = []
+            if announce:
+                queue = await self.store.list_interactions(
+                    session_id=interaction.session_id, status="pending"
+                )
+                events.append(requested_event(interaction, len(queue)))
+                if not any(other.turn_id == interaction.turn_id for other in queue):
+                    events.append(
+                        turn_event("turn_waiting", interaction.session_id, interaction.turn_id)
+                    )
+            stored, created, appended = await self.store.create_interaction(interaction, events)
+        if created:
+            log.debug(
+                "parked %s %s (session %s, turn %s)",
+                stored.kind,
+                stored.id,
+                stored.session_id,
+                stored.turn_id,
+            )
+            if stored.deadline is not None and announce:
+                self.deadlines.schedule(stored.id, stored.deadline)
+            self._deliver(appended)
+        return stored, created
+
+    # -- settling --------------------------------------------------------------------
+
+    async def settle(
+        self,
+        current: Interaction,
+        status: InteractionStatus,
+        *,
+        result: AskResult | None = None,
+        decision: PermissionDecision | None = None,
+        by: str | None = None,
+        announce: bool = True,
+        resumes: bool = True,
+    ) -> Settle:
+        """Compare-and-set `current` (as read, pending) into `status`. Only the winner's
+        events are appended; a loser gets the interaction as the winner left it.
+
+        `announce=False` appends no settle event; `resumes=False` never appends
+        `turn_resumed` (for an interaction that never made the turn wait)."""
+        stored_result = result.without_secrets() if result is not None else None
+        async with self.session_lock(current.session_id):
+            settled_at = utcnow()
+            preview = current.model_copy(
+                update={
+                    "status": status,
+                    "settled_at": settled_at,
+                    "settled_by": by,
+                    **({"result": stored_result} if stored_result is not None else {}),
+                    **({"decision": decision} if decision is not None else {}),
+                }
+            )
+            events: list[NewEvent] = []
+            if announce:
+                announced = settled_event(preview)
+                if announced is not None:
+                    events.append(announced)
+            if resumes:
+                others = await self.store.list_interactions(
+                    session_id=current.session_id, turn_id=current.turn_id, status="pending"
+                )
+                if not any(other.id != current.id for other in others):
+                    events.append(turn_event("turn_resumed", current.session_id, current.turn_id))
+            outcome = await self.store.settle(
+                current.id,
+                status=status,
+                result=stored_result,
+                decision=decision,
+                settled_by=by,
+                settled_at=settled_at,
+                events=events,
+            )
+        if outcome.won:
+            log.debug("settled %s %s as %s by %s", current.kind, current.id, status, by)
+            self.deadlines.drop(current.id)
+            if result is not None and result is not stored_result:
+                self._remember(current.id, result)
+            self._resolve(outcome.interaction)
+            self._deliver(outcome.events)
+        return outcome
+
+    async def _expire(self, interaction_id: str) -> None:
+        current = await self.store.get_interaction(interaction_id)
+        if current is not None and current.pending:
+            await self._expire_now(current)
+
+    async def _expire_now(self, current: Interaction) -> None:
+        if current.kind == "ask" and current.ask is not None:
+            await self.settle(current, "timed_out", result=timeout_result(current.ask), by="system")
+        else:
+            decision = PermissionDecision(outcome="timed_out")
+            await self.settle(current, "timed_out", decision=decision, by="system")
+
+    # -- secrets ---------------------------------------------------------------------
+
+    def _remember(self, interaction_id: str, live: AskResult) -> None:
+        self._live[interaction_id] = live
+        while len(self._live) > SECRETS_KEPT:
+            self._live.popitem(last=False)
+
+    def with_secrets(self, interaction: Interaction) -> Interaction:
+        """The interaction with its live result, when this process holds one."""
+        live = self._live.get(interaction.id)
+        if live is None or interaction.result is None:
+            return interaction
+        return interaction.model_copy(update={"result": live})
+
+    def live_result(self, interaction_id: str) -> AskResult | None:
+        return self._live.get(interaction_id)
+
+    # -- waiting ---------------------------------------------------------------------
+
+    async def wait(self, interaction_id: str, timeout: float | None = None) -> Interaction:
+        """The interaction once settled (with its live secrets, if held here), or as it
+        stands after `timeout` seconds."""
+        if timeout is not None and timeout < 0:
+            raise UsageError(f"timeout must be 0 or more seconds (got {timeout}), or None")
+        future: asyncio.Future[Interaction] = asyncio.get_running_loop().create_future()
+        futures = self._waiters.setdefault(interaction_id, [])
+        futures.append(future)
+        try:
+            current = await self.store.get_interaction(interaction_id)
+            if current is None:
+                raise NotFound(f"no interaction with id {interaction_id!r}; check the id")
+            if not current.pending or timeout == 0:
+                return self.with_secrets(current)
+            try:
+                settled = await asyncio.wait_for(future, timeout)
+            except TimeoutError:
+                found = await self.store.get_interaction(interaction_id)
+                return self.with_secrets(found or current)
+            return self.with_secrets(settled)
+        finally:
+            if future in futures:
+                futures.remove(future)
+            if not futures and self._waiters.get(interaction_id) is futures:
+                del self._waiters[interaction_id]
+
+    def _resolve(self, settled: Interaction) -> None:
+        for future in self._waiters.pop(settled.id, ()):
+            if not future.done():
+                future.set_result(settled)
+
+    # -- events from the log ---------------------------------------------------------
+
+    def watch(self, watcher: EventWatcher) -> Callable[[], None]:
+        """Call `watcher` with every event this process learns of (its own at once,
+        others' as the store announces them; possibly twice: dedupe by id). Returns a
+        function that stops watching."""
+        self._watchers.append(watcher)
+
+        def stop() -> None:
+            if watcher in self._watchers:
+                self._watchers.remove(watcher)
+
+        return stop
+
+    def _deliver(self, events: tuple[Event, ...] | list[Event]) -> None:
+        for event in events:
+            for watcher in list(self._watchers):
+                try:
+                    watcher(event)
+                except Exception:  # a watcher's bug must not break a settle
+                    log.exception("an event watcher failed on event %s", event.id)
+
+    def _heard(self, newest: int) -> None:
+        self._newest = max(self._newest, newest)
+        self._wake.set()
+
+    async def _read(self) -> None:
+        """Follow the log for settles made elsewhere (another process, another runtime
+        on the same store) that someone here waits on or watches."""
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            if not self._waiters and not self._watchers:
+                self._cursor = max(self._cursor, self._newest)
+                continue
+            try:
+                while True:
+                    page = await self.store.read_events(self._cursor)
+                    for event in page:
+                        self._cursor = event.id
+                        if event.type in SETTLE_EVENT_TYPES and event.interaction_id in (
+                            self._waiters
+                        ):
+                            settled = interaction_from(event)
+                            if settled is not None:
+                                self._resolve(settled)
+                        self._deliver([event])
+                    if len(page) < 1000:
+                        break
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the store failed this time; the next append retries
+                log.exception("reading the event log after id %s failed", self._cursor)
+
+
+def deadline_after(seconds: float | None, start: datetime) -> datetime | None:
+    return None if seconds is None else start + timedelta(seconds=seconds)

@@ -1,0 +1,175 @@
+"""A turn as a handle: its `waiting_user_input` state, a hook, an awaitable, and a scope
+that stops the turn when it ends (SPEC §3.1).
+
+A turn is waiting while at least one interaction it parked is pending. The runtime
+publishes `turn_waiting` when the first one parks and `turn_resumed` when the last one
+settles; the handle follows those events, so it also sees settles made by another
+process on the same store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+from midturn.contract._interactions import Event, Interaction, Risk
+from midturn.contract._models import ToolOutput
+
+if TYPE_CHECKING:
+    from midturn.runtime._runtime import Runtime
+
+__all__ = ["Turn", "WaitingHook"]
+
+log = logging.getLogger("midturn.runtime")
+
+WaitingHook = Callable[[bool], None]
+"""Called with the new state each time the turn starts or stops waiting."""
+
+
+class Turn:
+    """One turn of one session. Use `async with runtime.turn(session_id, turn_id) as
+    turn:`; leaving the block stops the turn (every interaction it parked and that is
+    still pending settles `cancelled`), unless made with `stop_on_exit=False`."""
+
+    def __init__(
+        self, runtime: Runtime, session_id: str, turn_id: str, *, stop_on_exit: bool = True
+    ) -> None:
+        self.runtime = runtime
+        self.session_id = session_id
+        self.turn_id = turn_id
+        self.stop_on_exit = stop_on_exit
+        self._waiting = False
+        self._seen = 0
+        self._hooks: list[WaitingHook] = []
+        self._flipped = asyncio.Event()
+        self._unwatch: Callable[[], None] | None = None
+
+    # -- scope -----------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        self._unwatch = self.runtime._parking.watch(self._on_event)
+        seen = await self.runtime.store.last_event_id()
+        pending = await self.runtime.store.list_interactions(
+            session_id=self.session_id, turn_id=self.turn_id, status="pending", limit=1
+        )
+        if seen > self._seen:
+            self._seen = seen
+            self._set(bool(pending))
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            if self.stop_on_exit and not self.runtime.closed:
+                await asyncio.shield(self.stop())
+        finally:
+            if self._unwatch is not None:
+                self._unwatch()
+                self._unwatch = None
+
+    # -- state -----------------------------------------------------------------------
+
+    @property
+    def waiting(self) -> bool:
+        """True while the turn waits for a person (`waiting_user_input`)."""
+        return self._waiting
+
+    def on_waiting(self, hook: WaitingHook) -> Callable[[], None]:
+        """Call `hook(waiting)` on every change; returns a function that removes it."""
+        self._hooks.append(hook)
+
+        def remove() -> None:
+            if hook in self._hooks:
+                self._hooks.remove(hook)
+
+        return remove
+
+    async def wait_until(self, *, waiting: bool) -> None:
+        """Return once `turn.waiting == waiting` (at once if it already is)."""
+        while self._waiting != waiting:
+            await self._flipped.wait()
+
+    def _on_event(self, event: Event) -> None:
+        if (
+            event.id <= self._seen
+            or event.session_id != self.session_id
+            or event.turn_id != self.turn_id
+            or event.type not in ("turn_waiting", "turn_resumed")
+        ):
+            return
+        self._seen = event.id
+        self._set(event.type == "turn_waiting")
+
+    def _set(self, waiting: bool) -> None:
+        if waiting == self._waiting:
+            return
+        self._waiting = waiting
+        flipped, self._flipped = self._flipped, asyncio.Event()
+        flipped.set()
+        for hook in list(self._hooks):
+            try:
+                hook(waiting)
+            except Exception:  # a host's hook must not break the runtime
+                log.exception("an on_waiting hook of turn %s failed", self.turn_id)
+
+    # -- acting in the turn ----------------------------------------------------------
+
+    async def ask(
+        self, tool_input: Any, *, dialect: str = "midturn", tool_call_id: str | None = None
+    ) -> tuple[Interaction, bool]:
+        return await self.runtime.ask(
+            self.session_id,
+            tool_input,
+            turn_id=self.turn_id,
+            dialect=dialect,
+            tool_call_id=tool_call_id,
+        )
+
+    async def request_permission(
+        self,
+        *,
+        tool: str,
+        summary: str,
+        risk: Risk = "medium",
+        details: str | None = None,
+        tool_call_id: str | None = None,
+        timeout_s: float | None = None,
+    ) -> tuple[Interaction, bool]:
+        return await self.runtime.request_permission(
+            self.session_id,
+            tool=tool,
+            summary=summary,
+            turn_id=self.turn_id,
+            risk=risk,
+            details=details,
+            tool_call_id=tool_call_id,
+            timeout_s=timeout_s,
+        )
+
+    async def handle_tool_call(
+        self,
+        *,
+        name: str,
+        tool_call_id: str,
+        tool_input: Mapping[str, Any],
+        dialect: str = "midturn",
+    ) -> ToolOutput:
+        return await self.runtime.handle_tool_call(
+            self.session_id,
+            name=name,
+            tool_call_id=tool_call_id,
+            tool_input=tool_input,
+            turn_id=self.turn_id,
+            dialect=dialect,
+        )
+
+    async def stop(self, *, by: str | None = "host") -> list[Interaction]:
+        """Stop the turn now: cancel everything it parked that is still pending."""
+        return await self.runtime.stop_turn(self.session_id, self.turn_id, by=by)
