@@ -23,7 +23,7 @@ async def test_refusals_become_midturn_exceptions(gateway: LiveGateway, session:
             )
         parked = await agent.ask(session.session_id, ASK, tool_call_id="c1")
         with pytest.raises(InvalidAnswer) as bad_answer:
-            await answerer.answer(parked.id, {"answers": {"nope": "x"}})
+            await answerer.answer(parked.id, {"answers": {"db": ["PostgreSQL", "SQLite"]}})
         with pytest.raises(Forbidden):
             await agent.answer(parked.id, {"answers": {"db": "SQLite"}})
         with pytest.raises(NotFound):
@@ -34,7 +34,7 @@ async def test_refusals_become_midturn_exceptions(gateway: LiveGateway, session:
             await agent.request_permission(session.session_id, tool="", summary="s")
 
     assert bad_ask.value.problems and "options" in bad_ask.value.problems[0].path
-    assert bad_answer.value.question == "nope"
+    assert bad_answer.value.question == "db"
     assert (malformed.value.status_code, malformed.value.error) == (422, "invalid_request")
 
 
