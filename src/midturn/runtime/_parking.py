@@ -146,6 +146,12 @@ class Parking:
                 )
                 if existing is not None:
                     return existing, False
+            # Stamped under the lock, so creation order is queue order (SPEC §3.2).
+            now = utcnow()
+            stamp: dict[str, datetime] = {"created_at": now}
+            if interaction.deadline is not None:
+                stamp["deadline"] = now + (interaction.deadline - interaction.created_at)
+            interaction = interaction.model_copy(update=stamp)
             events: list[NewEvent] = []
             if announce:
                 queue = await self.store.list_interactions(

@@ -1,0 +1,79 @@
+"""SPEC §3.2: one surface per session — a shared FIFO of asks and permissions."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.runtime.conftest import ANSWER, ASK, ONE_QUESTION, all_events, within
+
+from midturn import Runtime
+from midturn.runtime._testing import ScriptedResponder, allow, answer
+
+
+async def test_a_permission_and_two_asks_made_in_parallel_are_shown_one_at_a_time_in_order(
+    runtime: Runtime,
+) -> None:
+    made = await within(
+        asyncio.gather(
+            runtime.request_permission("s1", tool="bash", summary="rm -rf build", turn_id="t1"),
+            runtime.ask("s1", ASK, turn_id="t1"),
+            runtime.ask("s1", ONE_QUESTION, turn_id="t1"),
+        )
+    )
+    ids = [interaction.id for interaction, _ in made]
+    queue = await runtime.queue("s1")
+    order = [interaction.id for interaction in queue]
+    assert sorted(order) == sorted(ids)
+    requested = [e for e in await all_events(runtime, "s1") if e.type.endswith("_requested")]
+    # The requested events announce the same order, each with its place in the queue.
+    assert [e.interaction_id for e in requested] == order
+    assert [e.data["position"] for e in requested] == [0, 1, 2]
+
+    # Settling the head shows the next one; never two heads at once.
+    shown: list[str] = []
+    while queue:
+        head = queue[0]
+        shown.append(head.id)
+        if head.kind == "permission":
+            await runtime.decide(head.id, "allow")
+        else:
+            await runtime.answer(head.id, {"skip": True})
+        queue = await runtime.queue("s1")
+    assert shown == order
+
+
+async def test_queues_are_isolated_per_session(runtime: Runtime) -> None:
+    a, _ = await runtime.ask("alpha", ASK)
+    b, _ = await runtime.ask("beta", ASK)
+    assert [i.id for i in await runtime.queue("alpha")] == [a.id]
+    assert [i.id for i in await runtime.queue("beta")] == [b.id]
+    events_b = await all_events(runtime, "beta")
+    assert {e.session_id for e in events_b} == {"beta"}
+    assert next(e for e in events_b if e.type == "user_question_requested").data["position"] == 0
+    assert [i.id for i in await runtime.inbox()] == [a.id, b.id]
+
+
+async def test_positions_count_the_pending_ones_ahead(runtime: Runtime) -> None:
+    first, _ = await runtime.ask("s1", ASK)
+    await runtime.ask("s1", ASK)
+    await runtime.answer(first.id, ANSWER)
+    third, _ = await runtime.ask("s1", ASK)
+    requested = [e for e in await all_events(runtime, "s1") if e.type == "user_question_requested"]
+    assert [e.data["position"] for e in requested] == [0, 1, 1]
+    assert requested[-1].interaction_id == third.id
+
+
+async def test_replay_gives_the_same_events_every_time_and_resumes_after_an_id(
+    runtime: Runtime,
+) -> None:
+    async with ScriptedResponder(runtime, [allow(), answer(ANSWER)], session_id="s1") as human:
+        await runtime.request_permission("s1", tool="bash", summary="ls", turn_id="t1")
+        await runtime.ask("s1", ASK, turn_id="t1")
+        await within(human.finished())
+    first = await all_events(runtime, "s1")
+    second = await all_events(runtime, "s1")
+    assert first == second
+    assert [e.id for e in first] == sorted(e.id for e in first)
+    middle = first[len(first) // 2].id
+    resumed = [e async for e in runtime.events(after=middle, session_id="s1", follow=False)]
+    assert resumed == [e for e in first if e.id > middle]

@@ -1,0 +1,87 @@
+"""Opt-in question timeouts, the permission default, and deadlines across restarts."""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import timedelta
+from pathlib import Path
+
+from tests.runtime.conftest import ONE_QUESTION, next_event, within
+
+from midturn import Interaction, Runtime, Store, open_store, parse_ask
+from midturn.contract._interactions import utcnow
+
+
+async def test_an_ask_times_out_skipped_by_default(runtime: Runtime) -> None:
+    async with contextlib.aclosing(runtime.events(session_id="s1")) as stream:  # type: ignore[type-var]
+        interaction, _ = await runtime.ask("s1", {**ONE_QUESTION, "timeout_s": 0.05})
+        assert interaction.deadline is not None
+        event = await next_event(stream, "user_question_timeout")
+    assert event.interaction_id == interaction.id
+    settled = await runtime.get(interaction.id)
+    assert settled.status == "timed_out" and settled.settled_by == "system"
+    assert settled.result is not None and settled.result.outcome == "timed_out"
+    assert [a.status for a in settled.result.answers] == ["timed_out"]
+
+
+async def test_an_ask_times_out_to_its_recommended_option(runtime: Runtime) -> None:
+    tool_input = {**ONE_QUESTION, "timeout_s": 0.05, "on_timeout": "recommended"}
+    interaction, _ = await runtime.ask("s1", tool_input)
+    settled = await within(runtime.wait(interaction.id))
+    assert settled.status == "timed_out"
+    assert settled.result is not None
+    answer = settled.result.answers[0]
+    assert answer.selected == ("Blue",) and answer.auto_selected
+
+
+async def test_a_permission_times_out_and_never_allows(store: Store) -> None:
+    async with Runtime(store, permission_timeout_s=0.05) as runtime:
+        permission, _ = await runtime.request_permission("s1", tool="bash", summary="ls")
+        settled = await within(runtime.wait(permission.id))
+    assert settled.status == "timed_out"
+    assert settled.decision is not None and settled.decision.outcome == "timed_out"
+    assert settled.decision.decision is None
+
+
+async def test_the_permission_default_is_300_seconds(runtime: Runtime) -> None:
+    permission, _ = await runtime.request_permission("s1", tool="bash", summary="ls")
+    assert permission.deadline is not None
+    assert permission.deadline - permission.created_at == timedelta(seconds=300)
+
+
+async def test_an_answer_before_the_deadline_wins_and_the_timer_does_nothing(
+    runtime: Runtime,
+) -> None:
+    interaction, _ = await runtime.ask("s1", {**ONE_QUESTION, "timeout_s": 3600})
+    settled = await runtime.answer(interaction.id, "Red")
+    assert settled.interaction.status == "answered"
+
+
+async def test_overdue_deadlines_settle_when_a_runtime_opens(store_url: str) -> None:
+    ask = parse_ask({**ONE_QUESTION, "timeout_s": 1})
+    past = utcnow() - timedelta(seconds=5)
+    overdue = Interaction(
+        id="ia_overdue",
+        kind="ask",
+        session_id="s1",
+        turn_id="t1",
+        created_at=past,
+        deadline=past + timedelta(seconds=1),
+        ask=ask,
+    )
+    async with open_store(store_url) as store:
+        await store.create_interaction(overdue)
+        async with Runtime(store) as runtime:
+            settled = await runtime.get("ia_overdue")  # settled during open
+            assert settled.status == "timed_out"
+            events = [e async for e in runtime.events(follow=False)]
+    assert [e.type for e in events] == ["user_question_timeout", "turn_resumed"]
+
+
+async def test_a_future_deadline_is_scheduled_again_after_a_restart(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'restart.db'}"
+    async with open_store(url) as store, Runtime(store) as runtime:
+        interaction, _ = await runtime.ask("s1", {**ONE_QUESTION, "timeout_s": 0.2})
+    async with open_store(url) as store, Runtime(store) as runtime:
+        settled = await within(runtime.wait(interaction.id))
+    assert settled.status == "timed_out"
