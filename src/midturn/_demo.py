@@ -23,6 +23,8 @@ from midturn._scripted_model import (
     run_turn,
 )
 from midturn.tui._answerer import STOPPED, RuntimeSource, answer_loop
+from midturn.tui._render import block, plain
+from midturn.tui._sanitize import sanitize
 from midturn.tui._terminal import TerminalIO
 
 __all__ = ["DEMO_ASK", "USER_MESSAGE", "demo_model", "run_demo"]
@@ -55,7 +57,12 @@ DEMO_ASK: dict[str, Any] = {
             ],
             "multi": True,
         },
-        {"id": "name", "question": "What should the service be called?", "kind": "text"},
+        {
+            "id": "name",
+            "header": "Name",
+            "question": "What should the service be called?",
+            "kind": "text",
+        },
     ]
 }
 
@@ -97,21 +104,32 @@ def demo_model() -> ScriptedModel:
     )
 
 
-def _transcript(say: Callable[[str], None]) -> Callable[[Message], None]:
+def _transcript(term: TerminalIO) -> Callable[[Message], None]:
+    """Print each message as it is added, wrapped to the terminal's width."""
+
+    def say(prefix: str, text: str, *, indent: str = "") -> None:
+        width = max(20, term.output.get_size().columns - 1)
+        lines = block([("", indent + prefix)], [("", sanitize(text))], width)
+        term.say(plain(lines))
+
     def show(message: Message) -> None:
         if message.role == "user":
-            say(f"\nyou › {message.text}")
+            term.say("")
+            say("you › ", message.text or "")
         elif message.role == "assistant":
             if message.text:
-                say(f"\nassistant › {message.text}")
+                term.say("")
+                say("assistant › ", message.text)
             for call in message.tool_calls:
                 count = len(call.input.get("questions", []))
-                say(f"  ↳ tool call {call.name} ({call.id}): {count} question(s)\n")
+                say("↳ ", f"tool call {call.name} ({call.id}): {count} question(s)", indent="  ")
+                term.say("")
         else:
             mark = "tool error" if message.is_error else "tool result"
-            say(f"\n{mark} ({message.tool_call_id}) ›")
+            term.say("")
+            say("", f"{mark} ({message.tool_call_id}) ›")
             for line in (message.text or "").splitlines():
-                say(f"  {line}")
+                say("", line, indent="  ")
 
     return show
 
@@ -146,9 +164,7 @@ async def run_demo(term: TerminalIO, *, repeat_window_s: float) -> int:
             return output
 
         turn = asyncio.create_task(
-            run_turn(
-                demo_model(), Conversation(), USER_MESSAGE, tool, on_message=_transcript(term.say)
-            )
+            run_turn(demo_model(), Conversation(), USER_MESSAGE, tool, on_message=_transcript(term))
         )
         try:
             await asyncio.wait({turn, answerer}, return_when=asyncio.FIRST_COMPLETED)

@@ -18,6 +18,9 @@ from midturn.contract._models import Ask, Question
 
 __all__ = ["SECRET_DOTS", "Draft", "PickerState", "RepeatGuard"]
 
+MAX_TYPED = 100_000
+"""Typing stops here (the hard cap on typed answers); parse_answer applies the ask's own."""
+
 SECRET_DOTS = "••••••"
 """How a secret answer shows once typed: never its value, never its length."""
 
@@ -194,8 +197,7 @@ class PickerState:
                     return
                 self.draft.cursor = other
                 text = text.lstrip()
-        limit = 10_000
-        self.draft.text = (self.draft.text + text)[:limit]
+        self.draft.text = (self.draft.text + text)[:MAX_TYPED]
 
     def backspace(self) -> None:
         if self.phase == "question" and (
