@@ -1,8 +1,12 @@
-"""Test doubles that ship with midturn, for your own tests: a scripted model that plays
-assistant steps (text or tool calls) and can build a reply from the tool result, and the
-minimal agent loop that drives it.
+"""Test doubles that ship with midturn, for your own tests.
 
-    from midturn.testing import ModelStep, ScriptedModel, ToolCall, run_turn
+- `ScriptedModel` plays assistant steps (text or tool calls) and can build a reply from
+  the tool result; `run_turn` is the minimal agent loop that drives it.
+- `ScriptedResponder` is a scripted human: it follows a runtime's events and responds to
+  each new interaction with the next step (`answer`, `skip`, `redirect`, `allow`, `deny`,
+  `allow_for_turn`, `stall`, `cancel`, `stop_turn`).
+
+    from midturn.testing import ModelStep, ScriptedModel, ScriptedResponder, ToolCall, answer
 """
 
 from midturn._scripted_model import (
@@ -14,13 +18,37 @@ from midturn._scripted_model import (
     ToolHandler,
     run_turn,
 )
+from midturn.runtime._testing import (
+    Response,
+    ScriptedResponder,
+    allow,
+    allow_for_turn,
+    answer,
+    cancel,
+    deny,
+    redirect,
+    skip,
+    stall,
+    stop_turn,
+)
 
 __all__ = [
     "Conversation",
     "Message",
     "ModelStep",
+    "Response",
     "ScriptedModel",
+    "ScriptedResponder",
     "ToolCall",
     "ToolHandler",
+    "allow",
+    "allow_for_turn",
+    "answer",
+    "cancel",
+    "deny",
+    "redirect",
     "run_turn",
+    "skip",
+    "stall",
+    "stop_turn",
 ]
