@@ -96,10 +96,10 @@ def _start_bare() -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit("the bare server did not start")
 
 
-def _start_gateway(db: Path) -> tuple[subprocess.Popen[bytes], str]:
+def _start_gateway(db_url: str) -> tuple[subprocess.Popen[bytes], str]:
     env = {**os.environ, "MIDTURN_TOKEN": ADMIN, "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "midturn.gateway", "--db", f"sqlite:///{db}", "--port", "0"],
+        [sys.executable, "-m", "midturn.gateway", "--db", db_url, "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         env=env,
@@ -326,13 +326,15 @@ async def _hold(url: str, waiters: int, streams: int) -> dict[str, Any]:
     }
 
 
-async def main(quick: bool) -> int:
+async def main(quick: bool, store: str) -> int:
     sequential_n = 60 if quick else 200
     seconds = 3.0 if quick else 8.0
     waiters, streams = (200, 20) if quick else (1000, 100)
     workdir = Path(tempfile.mkdtemp(prefix="midturn-bench-"))
     bare_process, bare_url = _start_bare()
-    gateway_process, gateway_url = _start_gateway(workdir / "bench.db")
+    db_url = f"sqlite:///{workdir / 'bench.db'}" if store == "sqlite" else store
+    gateway_process, gateway_url = _start_gateway(db_url)
+    print(f"gateway store: {db_url}")
     try:
         async with httpx.AsyncClient(base_url=bare_url, limits=_limits(128)) as bare:
             await _sequential(lambda: _bare_post(bare), 30)
@@ -392,4 +394,10 @@ async def main(quick: bool) -> int:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller, faster run")
-    raise SystemExit(asyncio.run(main(parser.parse_args().quick)))
+    parser.add_argument(
+        "--store",
+        default="sqlite",
+        help="'sqlite' (a fresh file, the default), 'memory://', or a postgresql:// URL",
+    )
+    args = parser.parse_args()
+    raise SystemExit(asyncio.run(main(args.quick, args.store)))

@@ -107,23 +107,28 @@ class AccessLogMiddleware:
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
             self.metrics.count_request(template, status)
-            state = scope.get("state") or {}
-            access_log.info(
-                "%s %s %s",
-                scope.get("method"),
-                scope.get("path"),
-                status,
-                extra={
-                    "midturn": {
-                        "method": scope.get("method"),
-                        "path": scope.get("path"),
-                        "route": template,
-                        "status": status,
-                        "duration_ms": round((time.perf_counter() - started) * 1000, 2),
-                        "role": state.get("role"),
-                    }
-                },
-            )
+            if access_log.isEnabledFor(logging.INFO):
+                self._log(scope, template, status, started)
+
+    @staticmethod
+    def _log(scope: Scope, template: str, status: int, started: float) -> None:
+        state = scope.get("state") or {}
+        access_log.info(
+            "%s %s %s",
+            scope.get("method"),
+            scope.get("path"),
+            status,
+            extra={
+                "midturn": {
+                    "method": scope.get("method"),
+                    "path": scope.get("path"),
+                    "route": template,
+                    "status": status,
+                    "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                    "role": state.get("role"),
+                }
+            },
+        )
 
 
 class SecurityHeadersMiddleware:

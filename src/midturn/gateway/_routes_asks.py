@@ -7,12 +7,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Query, Response
+from fastapi import APIRouter, Body, Path, Query
 
 from midturn.contract._interactions import Interaction
 from midturn.gateway._auth import Principal
 from midturn.gateway._state import MAX_WAIT_S, Caller, GatewayState, State
-from midturn.gateway._views import AnswerOut, AskIn, InteractionOut, SettledOut, interaction_out
+from midturn.gateway._views import (
+    AnswerOut,
+    AskIn,
+    InteractionOut,
+    ModelResponse,
+    SettledOut,
+    interaction_out,
+)
 
 __all__ = ["read_interaction", "router"]
 
@@ -36,9 +43,8 @@ async def create_ask(
     caller: Caller,
     session_id: Annotated[str, Path(max_length=200)],
     body: AskIn,
-    response: Response,
     wait: Wait = 0,
-) -> InteractionOut:
+) -> ModelResponse:
     """Create an ask; a repeated `tool_call_id` returns the existing one with 200. With
     `wait`, the same request then long-polls for the ask to settle (up to 60 s)."""
     caller.require({"agent"}, "ask questions", session_id)
@@ -50,9 +56,8 @@ async def create_ask(
         dialect=body.dialect,
         tool_call_id=body.tool_call_id,
     )
-    if not created:
-        response.status_code = 200
-    return await read_interaction(state, caller, interaction, wait)
+    out = await read_interaction(state, caller, interaction, wait)
+    return ModelResponse(out, 201 if created else 200)
 
 
 async def read_interaction(
@@ -77,10 +82,10 @@ async def read_interaction(
 @router.get("/asks/{interaction_id}", response_model=InteractionOut)
 async def get_ask(
     state: State, caller: Caller, interaction_id: InteractionId, wait: Wait = 0
-) -> InteractionOut:
+) -> ModelResponse:
     """The ask, its status and result; `wait` long-polls up to 60 s for it to settle."""
     found = await state.interaction(interaction_id, "ask", caller, "read this ask")
-    return await read_interaction(state, caller, found, wait)
+    return ModelResponse(await read_interaction(state, caller, found, wait))
 
 
 @router.post("/asks/{interaction_id}/answer", response_model=AnswerOut)
@@ -89,7 +94,7 @@ async def answer_ask(
     caller: Caller,
     interaction_id: InteractionId,
     payload: Annotated[Any, Body(description="an answer in any shape of SPEC §2.4")],
-) -> AnswerOut:
+) -> ModelResponse:
     """Answer an ask leniently. 409 when already settled differently, 422 when the answer
     has no sound reading (the ask stays pending)."""
     caller.require({"answer"}, "answer asks")
@@ -98,13 +103,13 @@ async def answer_ask(
     interaction = settled.interaction
     if not settled.duplicate:
         state.metrics.observe_settle(interaction.created_at, interaction.settled_at)
-    return AnswerOut(
-        interaction=interaction, result=interaction.result, duplicate=settled.duplicate
+    return ModelResponse(
+        AnswerOut(interaction=interaction, result=interaction.result, duplicate=settled.duplicate)
     )
 
 
 @router.post("/asks/{interaction_id}/cancel", response_model=SettledOut)
-async def cancel_ask(state: State, caller: Caller, interaction_id: InteractionId) -> SettledOut:
+async def cancel_ask(state: State, caller: Caller, interaction_id: InteractionId) -> ModelResponse:
     """Cancel one pending ask."""
     caller.require({"agent"}, "cancel a single ask (stop the turn instead)")
     await state.interaction(interaction_id, "ask", caller, "cancel asks")
@@ -112,4 +117,4 @@ async def cancel_ask(state: State, caller: Caller, interaction_id: InteractionId
     interaction = settled.interaction
     if not settled.duplicate:
         state.metrics.observe_settle(interaction.created_at, interaction.settled_at)
-    return SettledOut(interaction=interaction, duplicate=settled.duplicate)
+    return ModelResponse(SettledOut(interaction=interaction, duplicate=settled.duplicate))

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Path, Query
 
 from midturn.gateway._routes_asks import read_interaction
 from midturn.gateway._state import MAX_WAIT_S, Caller, State
-from midturn.gateway._views import DecisionIn, InteractionOut, PermissionIn, SettledOut
+from midturn.gateway._views import (
+    DecisionIn,
+    InteractionOut,
+    ModelResponse,
+    PermissionIn,
+    SettledOut,
+)
 
 __all__ = ["router"]
 
@@ -28,9 +34,8 @@ async def request_permission(
     caller: Caller,
     session_id: Annotated[str, Path(max_length=200)],
     body: PermissionIn,
-    response: Response,
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0,
-) -> InteractionOut:
+) -> ModelResponse:
     """Park a permission request; a repeated `tool_call_id` returns the existing one.
     With `wait`, the same request then long-polls for the decision (up to 60 s)."""
     caller.require({"agent"}, "request permissions", session_id)
@@ -45,9 +50,8 @@ async def request_permission(
         tool_call_id=body.tool_call_id,
         timeout_s=body.timeout_s,
     )
-    if not created:
-        response.status_code = 200
-    return await read_interaction(state, caller, interaction, wait)
+    out = await read_interaction(state, caller, interaction, wait)
+    return ModelResponse(out, 201 if created else 200)
 
 
 @router.get("/permissions/{interaction_id}", response_model=InteractionOut)
@@ -56,16 +60,16 @@ async def get_permission(
     caller: Caller,
     interaction_id: InteractionId,
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0,
-) -> InteractionOut:
+) -> ModelResponse:
     """The permission and its decision; `wait` long-polls up to 60 s for it to settle."""
     found = await state.interaction(interaction_id, "permission", caller, "read this permission")
-    return await read_interaction(state, caller, found, wait)
+    return ModelResponse(await read_interaction(state, caller, found, wait))
 
 
 @router.post("/permissions/{interaction_id}/decision", response_model=SettledOut)
 async def decide_permission(
     state: State, caller: Caller, interaction_id: InteractionId, body: DecisionIn
-) -> SettledOut:
+) -> ModelResponse:
     """Allow, deny (with a message for the model) or allow for the rest of the turn."""
     caller.require({"answer"}, "decide permissions")
     await state.interaction(interaction_id, "permission", caller, "decide permissions")
@@ -75,4 +79,4 @@ async def decide_permission(
     interaction = settled.interaction
     if not settled.duplicate:
         state.metrics.observe_settle(interaction.created_at, interaction.settled_at)
-    return SettledOut(interaction=interaction, duplicate=settled.duplicate)
+    return ModelResponse(SettledOut(interaction=interaction, duplicate=settled.duplicate))

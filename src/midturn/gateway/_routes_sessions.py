@@ -8,7 +8,14 @@ from urllib.parse import quote
 from fastapi import APIRouter, Body, Path, Query
 
 from midturn.gateway._state import Caller, State
-from midturn.gateway._views import InteractionList, SessionIn, SessionOut, StopOut, WhoAmI
+from midturn.gateway._views import (
+    InteractionList,
+    ModelResponse,
+    SessionIn,
+    SessionOut,
+    StopOut,
+    WhoAmI,
+)
 
 __all__ = ["router"]
 
@@ -20,7 +27,7 @@ SessionId = Annotated[str, Path(max_length=200)]
 @router.post("/sessions", status_code=201, response_model=SessionOut, tags=["sessions"])
 async def create_session(
     state: State, caller: Caller, body: Annotated[SessionIn | None, Body()] = None
-) -> SessionOut:
+) -> ModelResponse:
     """Create a session and its agent and answer tokens (admin only)."""
     caller.require(set(), "create sessions")
     record, agent_token, answer_token = await state.authority.create_session(
@@ -30,18 +37,19 @@ async def create_session(
         f"{state.public_url}/#token={quote(answer_token, safe='')}"
         f"&session={quote(record.id, safe='')}"
     )
-    return SessionOut(
+    credentials = SessionOut(
         session_id=record.id,
         agent_token=agent_token,
         answer_token=answer_token,
         answer_url=answer_url,
     )
+    return ModelResponse(credentials, 201)
 
 
 @router.get("/whoami", response_model=WhoAmI, tags=["sessions"])
-async def whoami(caller: Caller) -> WhoAmI:
+async def whoami(caller: Caller) -> ModelResponse:
     """The role of the token and the session it reaches (null for admin)."""
-    return WhoAmI(role=caller.role, session_id=caller.session_id)
+    return ModelResponse(WhoAmI(role=caller.role, session_id=caller.session_id))
 
 
 @router.get(
@@ -52,18 +60,18 @@ async def session_queue(
     caller: Caller,
     session_id: SessionId,
     status: Annotated[Literal["pending"], Query()] = "pending",
-) -> InteractionList:
+) -> ModelResponse:
     """The session's pending interactions, head first."""
     caller.require({"agent", "answer"}, "read this session's queue", session_id)
     await state.authority.session(session_id)
-    return InteractionList(interactions=await state.runtime.queue(session_id))
+    return ModelResponse(InteractionList(interactions=await state.runtime.queue(session_id)))
 
 
 @router.get("/inbox", response_model=InteractionList, tags=["sessions"])
-async def inbox(state: State, caller: Caller) -> InteractionList:
+async def inbox(state: State, caller: Caller) -> ModelResponse:
     """Every pending interaction of every session, oldest first (admin only)."""
     caller.require(set(), "read the inbox of every session")
-    return InteractionList(interactions=await state.runtime.inbox())
+    return ModelResponse(InteractionList(interactions=await state.runtime.inbox()))
 
 
 @router.post(
@@ -74,11 +82,11 @@ async def stop_turn(
     caller: Caller,
     session_id: SessionId,
     turn_id: Annotated[str, Path(max_length=200)],
-) -> StopOut:
+) -> ModelResponse:
     """Stop a turn: cancel everything it has parked."""
     caller.require({"agent", "answer"}, "stop this session's turns", session_id)
     await state.authority.session(session_id)
     cancelled = await state.runtime.stop_turn(session_id, turn_id, by=caller.role)
     for interaction in cancelled:
         state.metrics.observe_settle(interaction.created_at, interaction.settled_at)
-    return StopOut(cancelled=cancelled)
+    return ModelResponse(StopOut(cancelled=cancelled))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -32,8 +31,7 @@ _END = object()
 
 def format_event(event: Event) -> str:
     """One SSE frame: `id`, `event` (the type) and the whole event as one JSON line."""
-    data = json.dumps(event.model_dump(mode="json"), separators=(",", ":"), ensure_ascii=False)
-    return f"id: {event.id}\nevent: {event.type}\ndata: {data}\n\n"
+    return f"id: {event.id}\nevent: {event.type}\ndata: {event.model_dump_json()}\n\n"
 
 
 def _resume_point(last_event_id: str | None, after: int | None) -> int:

@@ -72,9 +72,14 @@ class GatewayState:
         return None
 
 
-def _state(request: Request) -> GatewayState:
+def _gateway(request: Request) -> GatewayState:
     state: GatewayState = request.app.state.gateway
     return state
+
+
+async def _state(request: Request) -> GatewayState:
+    """(async: FastAPI would run a plain function in a worker thread, one hop per call)"""
+    return _gateway(request)
 
 
 _bearer = HTTPBearer(auto_error=False, description="admin, agent or answer token")
@@ -84,7 +89,7 @@ async def _caller(
     request: Request,
     _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
-    principal = await _state(request).authority.resolve(bearer_token(request))
+    principal = await _gateway(request).authority.resolve(bearer_token(request))
     request.state.role = principal.role
     return principal
 
@@ -94,7 +99,7 @@ async def _stream_caller(
     _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
     token = bearer_token(request, allow_query=True)
-    principal = await _state(request).authority.resolve(token)
+    principal = await _gateway(request).authority.resolve(token)
     request.state.role = principal.role
     return principal
 

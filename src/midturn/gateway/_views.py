@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.responses import Response
 
 from midturn.contract import render
 from midturn.contract._interactions import Decision, Interaction, Risk
@@ -17,6 +18,7 @@ __all__ = [
     "DecisionIn",
     "InteractionList",
     "InteractionOut",
+    "ModelResponse",
     "PermissionIn",
     "SessionIn",
     "SessionOut",
@@ -25,6 +27,17 @@ __all__ = [
     "WhoAmI",
     "interaction_out",
 ]
+
+
+class ModelResponse(Response):
+    """A model as a JSON response, serialized once by pydantic. Routes return it directly
+    (their `response_model` still documents the shape), which skips FastAPI's second
+    validation of what the runtime already validated."""
+
+    media_type = "application/json"
+
+    def __init__(self, model: BaseModel, status_code: int = 200) -> None:
+        super().__init__(model.model_dump_json().encode(), status_code=status_code)
 
 
 class _In(BaseModel):
