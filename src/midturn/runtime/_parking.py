@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from midturn.contract._answers import timeout_result
@@ -54,16 +54,39 @@ log = logging.getLogger("midturn.runtime")
 
 SECRETS_KEPT = 10_000
 """How many live results with secret values one process keeps (newest first)."""
+RECENT_KEPT = 4096
+"""How many interactions parked or settled here are kept to skip a store read."""
 
 EventWatcher = Callable[[Event], None]
 
 
 class _SessionLock:
-    __slots__ = ("lock", "users")
+    """A lock for one session, dropped from `registry` when nobody holds or awaits it."""
 
-    def __init__(self) -> None:
+    __slots__ = ("lock", "registry", "session_id", "users")
+
+    def __init__(self, registry: dict[str, _SessionLock], session_id: str) -> None:
         self.lock = asyncio.Lock()
+        self.registry = registry
+        self.session_id = session_id
         self.users = 0
+
+    async def __aenter__(self) -> None:
+        self.users += 1
+        try:
+            await self.lock.acquire()
+        except BaseException:
+            self._leave()
+            raise
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.lock.release()
+        self._leave()
+
+    def _leave(self) -> None:
+        self.users -= 1
+        if self.users == 0 and self.registry.get(self.session_id) is self:
+            del self.registry[self.session_id]
 
 
 class Parking:
@@ -76,6 +99,7 @@ class Parking:
         self._waiters: dict[str, list[asyncio.Future[Interaction]]] = {}
         self._watchers: list[EventWatcher] = []
         self._live: OrderedDict[str, AskResult] = OrderedDict()
+        self._recent: OrderedDict[str, Interaction] = OrderedDict()
         self._cursor = 0
         self._newest = 0
         self._wake = asyncio.Event()
@@ -117,20 +141,12 @@ class Parking:
 
     # -- parking ---------------------------------------------------------------------
 
-    @contextlib.asynccontextmanager
-    async def session_lock(self, session_id: str) -> AsyncIterator[None]:
-        """Serialize this process's changes to one session's queue."""
+    def session_lock(self, session_id: str) -> _SessionLock:
+        """Serialize this process's changes to one session's queue: `async with`."""
         entry = self._locks.get(session_id)
         if entry is None:
-            entry = self._locks[session_id] = _SessionLock()
-        entry.users += 1
-        try:
-            async with entry.lock:
-                yield
-        finally:
-            entry.users -= 1
-            if entry.users == 0:
-                del self._locks[session_id]
+            entry = self._locks[session_id] = _SessionLock(self._locks, session_id)
+        return entry
 
     async def park(
         self, interaction: Interaction, *, announce: bool = True
@@ -140,12 +156,7 @@ class Parking:
         existing interaction and writes nothing. `announce=False` parks silently (for an
         interaction settled at once, which nobody needs to see)."""
         async with self.session_lock(interaction.session_id):
-            if interaction.tool_call_id is not None:
-                existing = await self.store.find_by_tool_call(
-                    interaction.session_id, interaction.tool_call_id
-                )
-                if existing is not None:
-                    return existing, False
+            # The store is idempotent by (session_id, tool_call_id): a repeat writes nothing.
             # Stamped under the lock, so creation order is queue order (SPEC §3.2).
             now = utcnow()
             stamp: dict[str, datetime] = {"created_at": now}
@@ -163,6 +174,7 @@ class Parking:
                         turn_event("turn_waiting", interaction.session_id, interaction.turn_id)
                     )
             stored, created, appended = await self.store.create_interaction(interaction, events)
+        self._keep(stored)
         if created:
             log.debug(
                 "parked %s %s (session %s, turn %s)",
@@ -226,6 +238,7 @@ class Parking:
                 settled_at=settled_at,
                 events=events,
             )
+        self._keep(outcome.interaction)
         if outcome.won:
             log.debug("settled %s %s as %s by %s", current.kind, current.id, status, by)
             self.deadlines.drop(current.id)
@@ -246,6 +259,26 @@ class Parking:
         else:
             decision = PermissionDecision(outcome="timed_out")
             await self.settle(current, "timed_out", decision=decision, by="system")
+
+    # -- what this process knows ----------------------------------------------------
+
+    def _keep(self, interaction: Interaction) -> None:
+        self._recent[interaction.id] = interaction
+        self._recent.move_to_end(interaction.id)
+        while len(self._recent) > RECENT_KEPT:
+            self._recent.popitem(last=False)
+
+    async def read(self, interaction_id: str) -> Interaction:
+        """The interaction, from what this process parked or settled when it can be
+        trusted without the store: a settled one is final; a pending copy may be stale,
+        which is safe for a settle (the compare-and-set decides). Raises `NotFound`."""
+        known = self._recent.get(interaction_id)
+        if known is not None:
+            return known
+        found = await self.store.get_interaction(interaction_id)
+        if found is None:
+            raise NotFound(f"no interaction with id {interaction_id!r}; check the id")
+        return found
 
     # -- secrets ---------------------------------------------------------------------
 
@@ -271,6 +304,9 @@ class Parking:
         stands after `timeout` seconds."""
         if timeout is not None and timeout < 0:
             raise UsageError(f"timeout must be 0 or more seconds (got {timeout}), or None")
+        known = self._recent.get(interaction_id)
+        if known is not None and not known.pending:  # settled is final: no store read
+            return self.with_secrets(known)
         future: asyncio.Future[Interaction] = asyncio.get_running_loop().create_future()
         futures = self._waiters.setdefault(interaction_id, [])
         futures.append(future)

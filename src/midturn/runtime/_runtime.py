@@ -32,7 +32,7 @@ from midturn.contract._interactions import (
     utcnow,
 )
 from midturn.contract._models import AskResult, Limits, ToolOutput
-from midturn.errors import AlreadySettled, InvalidAnswer, NotFound, UsageError
+from midturn.errors import AlreadySettled, InvalidAnswer, InvalidAsk, NotFound, UsageError
 from midturn.runtime._audit import export_decisions
 from midturn.runtime._events import follow_events
 from midturn.runtime._parking import Parking, deadline_after
@@ -161,10 +161,13 @@ class Runtime:
         publish `user_question_requested`. Returns `(interaction, created)`; a repeated
         `tool_call_id` in the session returns the existing one with `created=False`."""
         self._check_open()
-        existing = await self._existing(session_id, tool_call_id, "ask")
-        if existing is not None:
-            return existing, False
-        ask = parse_ask(tool_input, dialect, limits=self.limits)
+        try:
+            ask = parse_ask(tool_input, dialect, limits=self.limits)
+        except InvalidAsk:
+            existing = await self._existing(session_id, tool_call_id, "ask")
+            if existing is not None:  # a resumed call whose input no longer validates
+                return existing, False
+            raise
         now = utcnow()
         interaction = Interaction(
             id=new_interaction_id(),
@@ -178,8 +181,13 @@ class Runtime:
             ask=ask,
         )
         if self.interactive:
-            return await self._parking.park(interaction)
-        stored, created = await self._parking.park(interaction, announce=False)
+            stored, created = await self._parking.park(interaction)
+        else:
+            stored, created = await self._parking.park(interaction, announce=False)
+        if not created:
+            self._same_kind(stored, tool_call_id, "ask")
+        if self.interactive:
+            return stored, created
         if not created or not stored.pending or stored.ask is None:
             return stored, created
         outcome = await self._parking.settle(
@@ -263,12 +271,17 @@ class Runtime:
         if tool_call_id is None:
             return None
         found = await self.store.find_by_tool_call(session_id, tool_call_id)
-        if found is not None and found.kind != kind:
-            raise UsageError(
-                f"tool_call_id {tool_call_id!r} in session {session_id!r} already belongs to "
-                f"a {found.kind} ({found.id}); give each tool call its own id"
-            )
+        if found is not None:
+            self._same_kind(found, tool_call_id, kind)
         return found
+
+    @staticmethod
+    def _same_kind(found: Interaction, tool_call_id: str | None, kind: str) -> None:
+        if found.kind != kind:
+            raise UsageError(
+                f"tool_call_id {tool_call_id!r} in session {found.session_id!r} already "
+                f"belongs to a {found.kind} ({found.id}); give each tool call its own id"
+            )
 
     # -- responding -------------------------------------------------------------------
 
@@ -277,7 +290,7 @@ class Runtime:
         redirect shapes. Raises `InvalidAnswer` (nothing changes), `AlreadySettled` (a
         different response after settling), `NotFound`, `UsageError` (not an ask)."""
         self._check_open()
-        current = await self.get(interaction_id)
+        current = await self._parking.read(interaction_id)
         if current.kind != "ask" or current.ask is None:
             raise UsageError(
                 f"interaction {interaction_id} is a permission; decide it with decide()"
@@ -316,7 +329,7 @@ class Runtime:
     ) -> Settled:
         """Settle a permission: allow, deny (message for the model) or allow_for_turn."""
         self._check_open()
-        current = await self.get(interaction_id)
+        current = await self._parking.read(interaction_id)
         if current.kind != "permission" or current.permission is None:
             raise UsageError(f"interaction {interaction_id} is an ask; answer it with answer()")
         status, record = decision_for(decision, message)

@@ -1,0 +1,238 @@
+"""Runtime benchmark: one in-process ask -> answer -> result cycle, beside LangGraph's
+interrupt() / Command(resume=...) measured in the same run; and what 100,000 parked asks
+cost in memory beyond what the store holds for them.
+
+    .venv/bin/python bench/roundtrip.py [--cycles 2000] [--sqlite-cycles 300] [--asks 100000]
+
+Cycle, midturn: `runtime.ask` (validate, persist with its requested event), `answer`
+(parse, compare-and-set settle with its event), `wait` (the settled result) and `render`
+(the text for the model). Cycle, LangGraph: a one-node graph whose node calls
+`interrupt(questions)`; `invoke` runs to the interrupt (checkpointed), `invoke(Command(
+resume=answer))` resumes it to the end. Both on an in-memory store/saver and on a SQLite
+file. Anchors need `pip install "midturn[bench]"` (langgraph, langgraph-checkpoint-sqlite).
+
+Memory: tracemalloc over 100,000 asks parked through the runtime (across 1,000 sessions),
+minus the same 100,000 interactions and events written to a memory store directly: the
+difference is the runtime's own cost per parked ask. Then the same with a deadline each
+(the timer heap) and with a waiter each (one `wait()` task per ask, as a host would hold).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import sqlite3
+import statistics
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from midturn import Runtime, open_store, parse_ask, render
+from midturn.contract._interactions import Interaction
+from midturn.runtime._events import requested_event, turn_event
+
+ASK: dict[str, Any] = {
+    "questions": [
+        {
+            "id": "db",
+            "header": "Database",
+            "question": "Which database should the service use?",
+            "options": [
+                {"label": "PostgreSQL", "description": "Managed, scales out"},
+                {"label": "SQLite", "description": "Embedded, zero setup"},
+            ],
+        }
+    ]
+}
+ANSWER = {"answers": {"db": "PostgreSQL"}}
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p50 = statistics.median(ordered)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return p50 * 1e6, p99 * 1e6
+
+
+async def midturn_cycles(url: str, cycles: int) -> list[float]:
+    samples: list[float] = []
+    async with open_store(url) as store, Runtime(store) as runtime:
+        for n in range(cycles + cycles // 10):
+            start = time.perf_counter()
+            interaction, _ = await runtime.ask("s", ASK, turn_id=f"t{n}", tool_call_id=f"c{n}")
+            await runtime.answer(interaction.id, ANSWER)
+            settled = await runtime.wait(interaction.id)
+            assert settled.result is not None
+            render(settled.result, settled.dialect)
+            if n >= cycles // 10:  # the first tenth warms up
+                samples.append(time.perf_counter() - start)
+    return samples
+
+
+def langgraph_cycles(saver: Any, cycles: int) -> list[float]:
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command, interrupt
+
+    class State(TypedDict):
+        answer: str
+
+    def ask_node(state: State) -> dict[str, str]:
+        answer = interrupt(ASK)
+        return {"answer": answer["answers"]["db"]}
+
+    builder = StateGraph(State)
+    builder.add_node("ask", ask_node)
+    builder.add_edge(START, "ask")
+    builder.add_edge("ask", END)
+    graph = builder.compile(checkpointer=saver)
+    samples: list[float] = []
+    for n in range(cycles + cycles // 10):
+        config = {"configurable": {"thread_id": f"thread-{n}"}}
+        start = time.perf_counter()
+        graph.invoke({"answer": ""}, config)
+        final = graph.invoke(Command(resume=ANSWER), config)
+        assert final["answer"] == "PostgreSQL"
+        if n >= cycles // 10:
+            samples.append(time.perf_counter() - start)
+    return samples
+
+
+def langgraph_available() -> bool:
+    try:
+        import langgraph.checkpoint.sqlite
+        import langgraph.graph  # noqa: F401
+    except ImportError:
+        print(
+            "LangGraph anchors skipped: install them with\n"
+            '    .venv/bin/pip install "midturn[bench]"\n'
+            "(langgraph and langgraph-checkpoint-sqlite)."
+        )
+        return False
+    return True
+
+
+def report(name: str, ours: list[float], anchor: list[float] | None) -> None:
+    p50, p99 = percentiles(ours)
+    line = f"  {name:<8} midturn  p50 {p50:8.1f} µs  p99 {p99:8.1f} µs"
+    print(line)
+    if anchor is None:
+        return
+    a50, a99 = percentiles(anchor)
+    print(f"  {'':<8} LangGraph p50 {a50:8.1f} µs  p99 {a99:8.1f} µs")
+    print(f"  {'':<8} ratio     p50 {a50 / p50:7.1f}×    p99 {a99 / p99:7.1f}×")
+
+
+async def roundtrip(cycles: int, sqlite_cycles: int) -> None:
+    have_langgraph = langgraph_available()
+    print(f"ask -> answer -> result, one cycle ({cycles} in memory, {sqlite_cycles} on SQLite)")
+    memory = await midturn_cycles("memory://", cycles)
+    anchor = None
+    if have_langgraph:
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        anchor = langgraph_cycles(InMemorySaver(), cycles)
+    report("memory", memory, anchor)
+
+    with tempfile.TemporaryDirectory() as folder:
+        ours = await midturn_cycles(f"sqlite:///{Path(folder) / 'midturn.db'}", sqlite_cycles)
+        anchor = None
+        if have_langgraph:
+            from langgraph.checkpoint.sqlite import SqliteSaver
+
+            connection = sqlite3.connect(Path(folder) / "lg.db", check_same_thread=False)
+            try:
+                anchor = langgraph_cycles(SqliteSaver(connection), sqlite_cycles)
+            finally:
+                connection.close()
+        report("sqlite", ours, anchor)
+
+
+async def traced(build: Callable[[], Awaitable[Any]]) -> tuple[int, Any]:
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    kept = await build()
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return after - before, kept
+
+
+async def footprint(asks: int) -> None:
+    print(f"\nmemory of {asks:,} parked asks (tracemalloc, across 1,000 sessions)")
+
+    async def store_only() -> Any:
+        store = open_store("memory://")
+        await store.open()
+        for n in range(asks):
+            item = Interaction(
+                id=f"ia_{n:022d}",
+                kind="ask",
+                session_id=f"s{n % 1000}",
+                turn_id=f"t{n}",
+                tool_call_id=f"c{n}",
+                ask=parse_ask(ASK),  # each ask its own, as stored
+            )
+            events = [  # what the runtime writes: each ask is its turn's first
+                requested_event(item, n // 1000),
+                turn_event("turn_waiting", item.session_id, item.turn_id),
+            ]
+            await store.create_interaction(item, events)
+        return store
+
+    anchor, kept = await traced(store_only)
+    del kept
+
+    async def through_runtime(timeout_s: float | None, waiters: bool) -> Any:
+        store = open_store("memory://")
+        runtime = Runtime(store)
+        await runtime.open()
+        tool_input = ASK if timeout_s is None else {**ASK, "timeout_s": timeout_s}
+        tasks = []
+        for n in range(asks):
+            item, _ = await runtime.ask(
+                f"s{n % 1000}", tool_input, turn_id=f"t{n}", tool_call_id=f"c{n}"
+            )
+            if waiters:
+                tasks.append(asyncio.create_task(runtime.wait(item.id)))
+        await asyncio.sleep(0)  # let every waiter register
+        return runtime, store, tasks
+
+    for label, timeout_s, waiters in (
+        ("parked", None, False),
+        ("parked, deadline each", 3600.0, False),
+        ("parked, a wait() task each", None, True),
+    ):
+        used, kept = await traced(lambda t=timeout_s, w=waiters: through_runtime(t, w))
+        runtime, store, tasks = kept
+        extra = (used - anchor) / asks
+        print(
+            f"  {label:<28} {used / asks:8.0f} B/ask  store alone {anchor / asks:6.0f} B/ask"
+            f"  runtime's own {extra:6.0f} B/ask (goal ≤ 2048)"
+        )
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await runtime.aclose()
+        await store.aclose()
+        del kept, runtime, store, tasks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cycles", type=int, default=2000)
+    parser.add_argument("--sqlite-cycles", type=int, default=300)
+    parser.add_argument("--asks", type=int, default=100_000)
+    args = parser.parse_args()
+    asyncio.run(roundtrip(args.cycles, args.sqlite_cycles))
+    asyncio.run(footprint(args.asks))
+
+
+if __name__ == "__main__":
+    main()
