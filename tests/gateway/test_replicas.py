@@ -349,3 +349,27 @@ async def test_pending_asks_stay_answerable_after_every_replica_restarts(
             assert answered.status_code == 200, answered.text
             waited = await asyncio.wait_for(waiter, SAFETY_S)
             assert waited.json()["interaction"]["status"] == "answered"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the runtime arms deadlines only for asks it parked itself, and for pending "
+    "asks at start; a replica does not arm them for asks another replica parked",
+)
+async def test_a_surviving_replica_times_out_the_asks_of_a_killed_one(launch: Launch) -> None:
+    replica_a, replica_b = await asyncio.gather(launch(), launch())
+    session = await new_session(replica_a)
+    async with replica_a.client(session["agent_token"]) as agent:
+        created = await agent.post(
+            f"/v1/sessions/{session['session_id']}/asks",
+            json={"tool_input": {**ASK, "timeout_s": 1}, "tool_call_id": "call-1"},
+        )
+    assert created.status_code == 201, created.text
+    ask = created.json()["interaction"]
+    replica_a.process.send_signal(signal.SIGKILL)
+    await replica_a.process.wait()
+
+    async with replica_b.client(session["agent_token"]) as agent:
+        waited = await agent.get(f"/v1/asks/{ask['id']}", params={"wait": 5})
+
+    assert waited.json()["interaction"]["status"] == "timed_out"
