@@ -4,6 +4,7 @@ pending asks that survive a restart on the SQLite file, still answerable."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import stat
@@ -118,7 +119,15 @@ async def test_serve_prints_the_inbox_url_and_stops_cleanly_on_a_signal(
     _, errors = await process.communicate()
     assert code == 0, errors.decode()
     assert b"Traceback" not in errors
-    assert token.encode() not in errors  # logs never carry the token
+    for secret in (token, session["agent_token"], session["answer_token"]):
+        assert secret.encode() not in errors  # logs never carry a token
+    access = [json.loads(line) for line in errors.decode().splitlines() if line.startswith("{")]
+    created_line = next(
+        line for line in access if line.get("status") == 201 and "asks" in line["path"]
+    )
+    assert created_line["route"] == "/v1/sessions/{session_id}/asks"
+    assert created_line["role"] == "agent" and created_line["method"] == "POST"
+    assert set(created_line) >= {"time", "level", "duration_ms"}
 
     process, lines = await start()
     assert "new admin token" not in lines[0]

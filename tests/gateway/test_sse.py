@@ -13,10 +13,12 @@ import httpx
 from midturn.client import AsyncClient
 
 from .conftest import (
+    ADMIN_TOKEN,
     ANSWER,
     ASK,
     SAFETY_S,
     LiveGateway,
+    NewSession,
     Session,
     StartGateway,
     create_ask,
@@ -182,3 +184,39 @@ async def test_a_stream_ends_when_the_server_stops(
                     pass
 
             await asyncio.wait_for(drain(), SAFETY_S)
+
+
+async def test_many_streams_each_get_their_own_sessions_events_in_order_once(
+    gateway: LiveGateway, new_session: NewSession
+) -> None:
+    sessions = [await new_session() for _ in range(8)]
+    await create_ask(gateway, sessions[0], "before-any-stream")
+    clients = [AsyncClient(gateway.url, s.answer_token) for s in sessions]
+    streams = [c.events(s.session_id) for c, s in zip(clients, sessions, strict=True)]
+    async with AsyncClient(gateway.url, ADMIN_TOKEN) as admin:
+        everything = admin.events()
+        # every stream is open and caught up before the asks below
+        first = await next_event(streams[0], "user_question_requested")
+        for index, session in enumerate(sessions):
+            for n in range(3):
+                await create_ask(gateway, session, f"call-{index}-{n}")
+        seen = [
+            [await next_event(stream, "user_question_requested") for _ in range(3)]
+            for stream in streams
+        ]
+        all_requested = [
+            await next_event(everything, "user_question_requested") for _ in range(1 + 8 * 3)
+        ]
+        for stream in (*streams, everything):
+            await stream.aclose()
+    for client in clients:
+        await client.aclose()
+
+    assert first.session_id == sessions[0].session_id
+    for session, events in zip(sessions, seen, strict=True):
+        assert {event.session_id for event in events} == {session.session_id}
+        ids = [event.id for event in events]
+        assert ids == sorted(set(ids))
+    admin_ids = [event.id for event in all_requested]
+    assert admin_ids == sorted(set(admin_ids))
+    assert {event.id for events in seen for event in events} < set(admin_ids)

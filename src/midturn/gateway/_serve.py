@@ -200,7 +200,10 @@ async def run_server(
         server = _Server(config, state, ready, signals=install_signal_handlers)
         if on_server is not None:
             on_server(server)
-        await server.serve()
+        try:
+            await server.serve()
+        finally:
+            await state.aclose()
 
 
 def serve(

@@ -1,7 +1,7 @@
 """Server-sent event streams with `Last-Event-ID` replay (SPEC §5).
 
-A stream replays the stored events after the resume point, then follows live ones; the
-runtime's `events()` does both without polling. A pump task moves events into a queue so
+A stream replays the stored events after the resume point, then follows live ones, from
+the process's one event hub (`_hub.py`), without polling. A pump task moves events into a queue so
 the response can send keep-alive comments while nothing happens, and end promptly when
 the client goes away or the server shuts down."""
 
@@ -63,7 +63,7 @@ async def _stream(state: GatewayState, after: int, session_id: str | None) -> As
     queue: asyncio.Queue[object] = asyncio.Queue(maxsize=_QUEUE_MAX)
 
     async def pump() -> None:
-        events = state.runtime.events(after=after, session_id=session_id, follow=True)
+        events = state.hub.follow(after, session_id)
         try:
             async for event in events:
                 await queue.put(event)

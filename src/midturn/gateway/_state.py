@@ -14,6 +14,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from midturn.contract._interactions import Interaction, InteractionKind
 from midturn.errors import NotFound
 from midturn.gateway._auth import Principal, TokenAuthority, bearer_token
+from midturn.gateway._hub import EventHub
 from midturn.gateway._metrics import Metrics
 from midturn.runtime import Runtime
 from midturn.store import Store
@@ -38,6 +39,15 @@ class GatewayState:
     public_url: str = "http://127.0.0.1:8765"
     metrics: Metrics = field(default_factory=Metrics)
     closing: asyncio.Event = field(default_factory=asyncio.Event)
+    hub: EventHub = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.hub = EventHub(self.runtime, self.store)
+
+    async def aclose(self) -> None:
+        """End every stream and long-poll, and stop the event hub."""
+        self.closing.set()
+        await self.hub.aclose()
 
     async def interaction(
         self, interaction_id: str, kind: InteractionKind, principal: Principal, action: str
