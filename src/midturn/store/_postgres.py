@@ -82,6 +82,7 @@ from midturn.store._postgres_sql import (
 __all__ = ["PostgresStore"]
 
 _OWN_PARAMETERS = ("schema", "pool_min", "pool_max")
+_CLOSE_TIMEOUT_S = 10.0
 
 
 class PostgresStore(Store):
@@ -95,12 +96,16 @@ class PostgresStore(Store):
         self._pool: Any = None
         self._listener: Listener | None = None
         self._heard = 0
+        self._opening = asyncio.Lock()
 
     # -- lifecycle -------------------------------------------------------------------
 
     async def open(self) -> None:
-        if self._pool is not None:
-            return
+        async with self._opening:
+            if self._pool is None:
+                await self._open()
+
+    async def _open(self) -> None:
         settings = {"application_name": "midturn"}
         if self._schema is not None:
             settings["search_path"] = quote_ident(self._schema)
@@ -119,7 +124,14 @@ class PostgresStore(Store):
             ) from error
         try:
             async with pool.acquire() as connection:
-                await migrate(connection, self._schema)
+                try:
+                    await migrate(connection, self._schema)
+                except asyncpg.PostgresError as error:
+                    raise UsageError(
+                        f"preparing midturn's tables in {_redact(self.url)} failed: {error}. "
+                        "On its first start midturn needs a role that may create the "
+                        "schema and tables (later starts only read and write them)"
+                    ) from error
                 self._heard = await self._last_id(connection)
             listener = Listener(
                 self._dsn,
@@ -140,7 +152,10 @@ class PostgresStore(Store):
         if listener is not None:
             await listener.stop()
         if pool is not None:
-            await pool.close()
+            try:
+                await asyncio.wait_for(pool.close(), _CLOSE_TIMEOUT_S)
+            except TimeoutError:  # a connection still busy: do not hang the shutdown
+                pool.terminate()
 
     async def schema_version(self) -> int:
         version = await self._db().fetchval("SELECT max(version) FROM midturn_migrations")
