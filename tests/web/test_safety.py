@@ -118,9 +118,14 @@ def test_the_page_forbids_inline_script(gateway: LiveGateway) -> None:
 def test_the_token_leaves_the_address_bar_and_survives_a_reload(
     page: Page, gateway: LiveGateway, session: Session
 ) -> None:
+    urls: list[str] = []
+    page.on("request", lambda request: urls.append(request.url))
     page.goto(answer_url(gateway, session))
     expect(page.locator("#conn")).to_have_text("Live")
     assert session.answer_token not in page.url
+    # The token goes out only in the Authorization header, never in a URL a log records.
+    assert any("/v1/" in url for url in urls)
+    assert not [url for url in urls if session.answer_token in url]
     assert page.url.endswith(f"#session={session.session_id}")
     page.reload()
     expect(page.locator("#conn")).to_have_text("Live")
