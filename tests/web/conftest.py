@@ -25,7 +25,7 @@ from midturn import Interaction
 from midturn.client import Client
 from midturn.gateway import run_server
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = os.environ.get("MIDTURN_CHROMIUM") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless=new",
     "--no-sandbox",
