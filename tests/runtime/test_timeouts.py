@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from tests.runtime.conftest import ONE_QUESTION, next_event, within
 
-from midturn import Interaction, Runtime, Store, open_store, parse_ask
+from midturn import Interaction, Runtime, Store, UsageError, open_store, parse_ask
 from midturn.contract._interactions import utcnow
 
 
@@ -85,3 +87,26 @@ async def test_a_future_deadline_is_scheduled_again_after_a_restart(tmp_path: Pa
     async with open_store(url) as store, Runtime(store) as runtime:
         settled = await within(runtime.wait(interaction.id))
     assert settled.status == "timed_out"
+
+
+async def test_deadlines_share_one_timer_task(runtime: Runtime) -> None:
+    await runtime.ask("s1", {**ONE_QUESTION, "timeout_s": 3600}, tool_call_id="first")
+    before = len(asyncio.all_tasks())
+    for n in range(50):
+        await runtime.ask("s1", {**ONE_QUESTION, "timeout_s": 3600}, tool_call_id=f"c{n}")
+        await runtime.request_permission("s1", tool="bash", summary=f"run {n}")
+    assert len(asyncio.all_tasks()) == before
+
+
+async def test_closing_the_runtime_releases_waiters_and_keeps_the_ask_pending(
+    store: Store,
+) -> None:
+    runtime = Runtime(store)
+    await runtime.open()
+    interaction, _ = await runtime.ask("s1", ONE_QUESTION)
+    waiter = asyncio.create_task(runtime.wait(interaction.id))
+    await asyncio.sleep(0)  # let the waiter register (ordering only)
+    await runtime.aclose()
+    with pytest.raises(UsageError, match="still pending"):
+        await within(waiter)
+    assert (await store.get_interaction(interaction.id)).pending  # type: ignore[union-attr]

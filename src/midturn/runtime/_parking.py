@@ -122,10 +122,15 @@ class Parking:
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
         await self.deadlines.aclose()
-        for futures in self._waiters.values():
+        for interaction_id, futures in self._waiters.items():
             for future in futures:
                 if not future.done():
-                    future.cancel()
+                    future.set_exception(
+                        UsageError(
+                            f"the runtime closed while waiting for {interaction_id}; it is "
+                            "still pending: wait for it again from a new runtime"
+                        )
+                    )
         self._waiters.clear()
 
     async def _recover(self) -> None:

@@ -93,4 +93,5 @@ class Deadlines:
             if delay is not None and delay <= 0:
                 continue
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), delay)
+                async with asyncio.timeout(delay):
+                    await self._wake.wait()
