@@ -1,0 +1,180 @@
+"""The `claude` dialect: Claude Code's `AskUserQuestion` (SPEC §2.6).
+
+Input: `{questions[1–4]{question, header ≤12, options[2–4]{label, description},
+multiSelect}}`. Result: `{questions, answers: {<question text>: <answer>}}` with several
+choices joined by ", ", and the text
+
+    User has answered your questions: "Q"="A", "Q2"="A2". You can now continue with the
+    user's answers in mind.
+
+Answers are keyed by the question's text, never by an index: the model then reads each
+answer beside its own question.
+
+Choices made here for what the product's contract leaves open:
+
+- A skipped question is left out of `answers`; the text names it after the answered
+  pairs ("The user skipped "Q2"; ...") so the model does not read a blank.
+- `questions` echoes each question's text and header: the result does not carry the
+  options, so they are not repeated.
+- Every other outcome (all skipped, timed out, unavailable, redirected, cancelled) reads
+  as the canonical sentence (SPEC §2.5), with the answers that exist in `answers`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from midturn.contract._models import AskResult, ToolOutput
+from midturn.contract._render import canonical_text
+from midturn.contract.dialects._base import Dialect
+from midturn.contract.dialects._shape import (
+    CANONICAL_ASK_KEYS,
+    CANONICAL_QUESTION_KEYS,
+    map_questions,
+    question_dicts,
+    require_object,
+)
+
+__all__ = ["ClaudeDialect"]
+
+_DESCRIPTION = (
+    "Ask the user 1-4 multiple-choice questions and wait for the answers, within this same "
+    "turn. Use it only when you cannot continue without the user's decision: a bounded "
+    "choice between a few options. Ask once, with every question you need in one call; do "
+    "not ask again about anything answered or skipped. Give each question a short header "
+    "(at most 12 characters) and 2-4 distinct options with a description of each; set "
+    "multiSelect to true when several may apply. To recommend an option, put it first and "
+    'end its label with "(Recommended)". Never add an "Other" option: the user can always '
+    "type their own answer. For open-ended questions, reply in ordinary text instead."
+)
+
+_SHAPE = (
+    '{"questions": [{"question", "header", "options": [{"label", "description"}], "multiSelect"}]}'
+)
+_FOREIGN = CANONICAL_QUESTION_KEYS | {"id", "multi", "recommended"}
+
+
+def _question(raw: dict[str, Any]) -> dict[str, Any]:
+    if "multiSelect" in raw and "multi" not in raw:
+        question = dict(raw)
+        question["multi"] = question.pop("multiSelect")
+        return question
+    return raw
+
+
+def _pairs(result: AskResult) -> str:
+    return ", ".join(
+        f'"{a.question}"="{a.answer}"' for a in result.answers if a.status == "answered"
+    )
+
+
+class ClaudeDialect(Dialect):
+    """Claude Code's `AskUserQuestion`: answers keyed by question text."""
+
+    name = "claude"
+    tool_name = "AskUserQuestion"
+
+    def to_canonical(self, tool_input: Any) -> dict[str, Any]:
+        return map_questions(require_object(tool_input, _SHAPE), _question)
+
+    def render(self, result: AskResult) -> ToolOutput:
+        data = {
+            "questions": [{"question": a.question, "header": a.header} for a in result.answers],
+            "answers": {a.question: a.answer for a in result.answers if a.status == "answered"},
+        }
+        if result.outcome != "answered":
+            return ToolOutput(text=canonical_text(result), data=data)
+        text = f"User has answered your questions: {_pairs(result)}."
+        skipped = [a.question for a in result.answers if a.status != "answered"]
+        if skipped:
+            names = ", ".join(f'"{question}"' for question in skipped)
+            text += f" The user skipped {names}; use your best judgement there."
+        text += " You can now continue with the user's answers in mind."
+        return ToolOutput(text=text, data=data)
+
+    def description(self) -> str:
+        return _DESCRIPTION
+
+    def input_schema(self) -> dict[str, Any]:
+        limits = self.limits
+        option = {
+            "type": "object",
+            "properties": {
+                "label": {
+                    "type": "string",
+                    "maxLength": limits.max_label_chars,
+                    "description": "The option the user picks: 1-5 words.",
+                },
+                "description": {
+                    "type": "string",
+                    "maxLength": limits.max_description_chars,
+                    "description": "What choosing it means, or its trade-off.",
+                },
+            },
+            "required": ["label", "description"],
+            "additionalProperties": False,
+        }
+        question = {
+            "type": "object",
+            "properties": {
+                "question": {
+                    "type": "string",
+                    "maxLength": limits.max_question_chars,
+                    "description": "The complete question, ending with a question mark.",
+                },
+                "header": {
+                    "type": "string",
+                    "maxLength": limits.max_header_chars,
+                    "description": (
+                        f"A short label for the question, at most {limits.max_header_chars} "
+                        "characters."
+                    ),
+                },
+                "options": {
+                    "type": "array",
+                    "minItems": limits.min_options,
+                    "maxItems": limits.max_options,
+                    "items": option,
+                    "description": (
+                        f"{limits.min_options}-{limits.max_options} mutually exclusive options; "
+                        "never Other: the user can always type their own answer."
+                    ),
+                },
+                "multiSelect": {
+                    "type": "boolean",
+                    "description": "true when the user may pick several options.",
+                },
+            },
+            "required": ["question", "header", "options", "multiSelect"],
+            "additionalProperties": False,
+        }
+        return {
+            "type": "object",
+            "properties": {
+                "questions": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": limits.max_questions,
+                    "items": question,
+                    "description": f"1-{limits.max_questions} questions to ask together.",
+                }
+            },
+            "required": ["questions"],
+            "additionalProperties": False,
+        }
+
+    def matches(self, tool_input: Any) -> int:
+        """4 when every question has `multiSelect` and a `header` (Claude Code's required
+        fields), 3 when every question has `multiSelect`, 2 when some do; 0 when a key
+        Claude's shape lacks (`id`, `kind`, ...) is present."""
+        questions = question_dicts(tool_input)
+        if questions is None or CANONICAL_ASK_KEYS & tool_input.keys():
+            return 0
+        if any(_FOREIGN & q.keys() for q in questions):
+            return 0
+        flagged = sum("multiSelect" in q for q in questions)
+        if not flagged:
+            return 0
+        if flagged < len(questions):
+            return 2
+        return 4 if all("header" in q for q in questions) else 3
