@@ -240,7 +240,7 @@ class PageErrors:
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     """A fresh page (its own context: no shared storage) at the default 1280×720. Any
-    uncaught script error or dialog on it fails the test."""
+    uncaught script error, CSP violation or dialog on it fails the test."""
     from playwright.sync_api import expect
 
     expect.set_options(timeout=SAFETY_S * 1000)
@@ -248,6 +248,12 @@ def page(browser: Any) -> Iterator[Any]:
     opened = context.new_page()
     seen = PageErrors([], [])
     opened.on("pageerror", lambda error: seen.errors.append(str(error)))
+
+    def console(message: Any) -> None:
+        if "Content Security Policy" in message.text:
+            seen.errors.append(message.text)
+
+    opened.on("console", console)
 
     def dialog(d: Any) -> None:
         seen.dialogs.append(d.message)
