@@ -307,9 +307,15 @@ async def _hold(url: str, waiters: int, streams: int) -> dict[str, Any]:
             break
     started = time.perf_counter()
     answer_errors = 0
-    for _session, ask_id in asks:
-        response = await admin.post(f"/v1/asks/{ask_id}/answer", json=ANSWER)
+    answering = asyncio.Semaphore(32)
+
+    async def answer(ask_id: str) -> None:
+        nonlocal answer_errors
+        async with answering:
+            response = await admin.post(f"/v1/asks/{ask_id}/answer", json=ANSWER)
         answer_errors += response.status_code != 200
+
+    await asyncio.gather(*(answer(ask_id) for _, ask_id in asks))
     statuses = await asyncio.gather(*waiting)
     await asyncio.wait_for(asyncio.gather(*followers), 120)
     released = time.perf_counter() - started
