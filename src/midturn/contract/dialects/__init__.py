@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from midturn.contract.dialects._agentcore import AgentCoreDialect
 from midturn.contract.dialects._base import Dialect
 from midturn.contract.dialects._claude import ClaudeDialect
+from midturn.contract.dialects._maka import MakaDialect
 from midturn.contract.dialects._midturn import MidturnDialect
+from midturn.contract.dialects._neo import NeoDialect
+from midturn.contract.dialects._omp import OmpDialect
+from midturn.contract.dialects._pi_legacy import PiLegacyDialect
 from midturn.errors import InvalidAsk, Problem, UsageError
 
 __all__ = ["DIALECTS", "Dialect", "detect_dialect", "get_dialect"]
@@ -21,6 +26,11 @@ DIALECTS: dict[str, Dialect] = {
     for dialect in (
         MidturnDialect(),
         ClaudeDialect(),
+        MakaDialect(),
+        OmpDialect(),
+        NeoDialect(),
+        AgentCoreDialect(),
+        PiLegacyDialect(),
     )
 }
 """Every dialect by name, in a fixed order (the order of SPEC §2.6)."""

@@ -1,0 +1,175 @@
+"""The `agentcore` dialect: the Strands/AgentCore `ask_user_question` (SPEC §2.6).
+
+Input: `{questions[1–4]{header, question, multiSelect, options[2–4]{label, description}}}`
+where `header` is required (at most 12 characters): it is the answer's key. Result: text
+only (`data` is None):
+
+    The user answered:
+    - Database: PostgreSQL
+    - Name: A, "typed"
+    - Region: (no answer — the user skipped this)
+
+Labels are bare, typed text is quoted. Choices made here for what the product's
+contract leaves open: an all-skipped result reads the same way, one skipped line per
+question; timed out, unavailable, redirected and cancelled read as the canonical sentence
+(SPEC §2.5).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from midturn.contract._models import AskResult, ToolOutput
+from midturn.contract._render import answer_value, canonical_text
+from midturn.contract.dialects._base import Dialect
+from midturn.contract.dialects._shape import (
+    CANONICAL_ASK_KEYS,
+    CANONICAL_QUESTION_KEYS,
+    map_questions,
+    question_dicts,
+    require_object,
+)
+from midturn.errors import InvalidAsk, Problem
+
+__all__ = ["AgentCoreDialect"]
+
+_DESCRIPTION = (
+    "Pause and ask the user 1-4 structured multiple-choice questions, then continue this "
+    "same turn with the answers as this tool's result. Use it only for a bounded decision "
+    "you need before you can continue, never for open-ended discussion (reply in ordinary "
+    "text for that). Ask once: put every question in one call and do not open a second "
+    "round. Each question needs a unique short header (at most 12 characters; the answer "
+    "is reported under it) and 2-4 mutually exclusive options; set multiSelect to true "
+    'when several may apply. Never add an "Other" option: the user can always type their '
+    "own answer or skip."
+)
+
+_SHAPE = (
+    '{"questions": [{"header": "...", "question": "...", "multiSelect": false, '
+    '"options": [{"label": "...", "description": "..."}]}]}'
+)
+_SKIPPED = "(no answer — the user skipped this)"
+_FOREIGN = CANONICAL_QUESTION_KEYS | {"id", "multi", "recommended"}
+
+
+def _question(raw: dict[str, Any]) -> dict[str, Any]:
+    if "multiSelect" in raw and "multi" not in raw:
+        question = dict(raw)
+        question["multi"] = question.pop("multiSelect")
+        return question
+    return raw
+
+
+class AgentCoreDialect(Dialect):
+    """Strands/AgentCore's `ask_user_question`: answers reported by header."""
+
+    name = "agentcore"
+    tool_name = "ask_user_question"
+
+    def to_canonical(self, tool_input: Any) -> dict[str, Any]:
+        data = require_object(tool_input, _SHAPE)
+        questions = data.get("questions")
+        if isinstance(questions, list):
+            problems = [
+                Problem(
+                    f"questions[{i}].header",
+                    f"missing; give a short header (at most {self.limits.max_header_chars} "
+                    "characters): the answer is reported under it",
+                )
+                for i, q in enumerate(questions)
+                if isinstance(q, dict) and q.get("header") is None
+            ]
+            if problems:
+                raise InvalidAsk(problems)
+        return map_questions(data, _question)
+
+    def render(self, result: AskResult) -> ToolOutput:
+        if result.outcome not in ("answered", "skipped"):
+            return ToolOutput(text=canonical_text(result))
+        lines = [
+            f"- {a.header}: {answer_value(a) if a.status == 'answered' else _SKIPPED}"
+            for a in result.answers
+        ]
+        return ToolOutput(text="\n".join(["The user answered:", *lines]))
+
+    def description(self) -> str:
+        return _DESCRIPTION
+
+    def input_schema(self) -> dict[str, Any]:
+        limits = self.limits
+        option = {
+            "type": "object",
+            "properties": {
+                "label": {
+                    "type": "string",
+                    "maxLength": limits.max_label_chars,
+                    "description": "The option the user picks: a few words.",
+                },
+                "description": {
+                    "type": "string",
+                    "maxLength": limits.max_description_chars,
+                    "description": "What choosing it means, or its trade-off.",
+                },
+            },
+            "required": ["label", "description"],
+            "additionalProperties": False,
+        }
+        question = {
+            "type": "object",
+            "properties": {
+                "header": {
+                    "type": "string",
+                    "maxLength": limits.max_header_chars,
+                    "description": (
+                        f"A unique short label, at most {limits.max_header_chars} characters; "
+                        "the answer is reported under it."
+                    ),
+                },
+                "question": {
+                    "type": "string",
+                    "maxLength": limits.max_question_chars,
+                    "description": "The complete question, ending with a question mark.",
+                },
+                "multiSelect": {
+                    "type": "boolean",
+                    "description": "true when the user may pick several options.",
+                },
+                "options": {
+                    "type": "array",
+                    "minItems": limits.min_options,
+                    "maxItems": limits.max_options,
+                    "items": option,
+                    "description": (
+                        f"{limits.min_options}-{limits.max_options} mutually exclusive options; "
+                        "never Other: the user can always type their own answer."
+                    ),
+                },
+            },
+            "required": ["header", "question", "options"],
+            "additionalProperties": False,
+        }
+        return {
+            "type": "object",
+            "properties": {
+                "questions": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": limits.max_questions,
+                    "items": question,
+                    "description": f"1-{limits.max_questions} questions to ask together.",
+                }
+            },
+            "required": ["questions"],
+            "additionalProperties": False,
+        }
+
+    def matches(self, tool_input: Any) -> int:
+        """0 unless every question has a `header` and no key AgentCore's shape lacks;
+        then 3 when every question also has `multiSelect` (Claude's shape, which scores
+        4), else 4."""
+        questions = question_dicts(tool_input)
+        if questions is None or CANONICAL_ASK_KEYS & tool_input.keys():
+            return 0
+        if any(_FOREIGN & q.keys() or "header" not in q for q in questions):
+            return 0
+        return 3 if all("multiSelect" in q for q in questions) else 4
