@@ -198,3 +198,19 @@ def test_one_question_object_is_read_as_a_list_of_one() -> None:
 def test_an_ask_with_nothing_to_fix_has_no_warnings() -> None:
     ask = one({"question": "Which?", "options": [{"label": "A"}, {"label": "B"}]})
     assert ask.warnings == ()
+
+
+def test_many_unknown_keys_are_counted_not_listed() -> None:
+    data: dict[str, Any] = {"questions": [{"question": "Name?"}]}
+    data.update({f"note{i}": i for i in range(8)})
+    ask = parse(data)
+    assert ask.warnings[:5] == tuple(f"note{i}: unknown field, ignored" for i in range(5))
+    assert ask.warnings[5:] == ("(input): 3 more unknown fields, ignored",)
+
+
+def test_options_left_after_dropping_repeats_say_so() -> None:
+    with pytest.raises(InvalidAsk) as caught:
+        one({"question": "Which?", "options": ["Yes", "yes", "YES", "Other"]})
+    assert caught.value.problems[0].message.startswith(
+        "1 option left after dropping 'Other', which the client adds itself and 2 repeated labels;"
+    )

@@ -356,3 +356,10 @@ def test_on_timeout() -> None:
     assert problems({"questions": [choice()], "on_timeout": 1}) == {
         "on_timeout": 'a number given; give "skip" or "recommended"'
     }
+
+
+def test_a_huge_option_list_is_refused_by_its_length() -> None:
+    found = problems({"questions": [{"question": "Pick?", "options": ["same"] * 5000}]})
+    assert found == {
+        "questions[0].options": "5000 options given; give at most 4: keep the likeliest"
+    }

@@ -13,6 +13,8 @@ from midturn.errors import Problem
 __all__ = ["ID", "Checker", "checked_id", "count_range", "kind_of", "short"]
 
 ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_NAMED_UNKNOWN = 5
+"""Unknown fields named one by one in the warnings; the rest are counted."""
 
 
 def kind_of(value: Any) -> str:
@@ -56,9 +58,12 @@ class Checker:
     def unknown_keys(self, data: dict[str, Any], known: frozenset[str], path: str) -> None:
         if known.issuperset(data):
             return
-        for key in data:
-            if key not in known:
-                self.warn(f"{path}.{key}" if path else str(key), "unknown field, ignored")
+        unknown = [key for key in data if key not in known]
+        for key in unknown[:_NAMED_UNKNOWN]:
+            self.warn(f"{path}.{key}" if path else str(key), "unknown field, ignored")
+        if len(unknown) > _NAMED_UNKNOWN:
+            more = len(unknown) - _NAMED_UNKNOWN
+            self.warn(path or "(input)", f"{more} more unknown fields, ignored")
 
     def text(self, value: Any, where: str, field: str, *, required: bool, flat: bool) -> str | None:
         """A trimmed string (whitespace folded when `flat`), None when absent or empty

@@ -120,10 +120,9 @@ def is_escape_label(label: str) -> bool:
     """Whether an option label is an escape the client owns: Other, Skip, Not sure,
     None of the above, You decide and close variants ("Other…", "other:",
     "I don't know / Not sure")."""
-    if "/" in label or "|" in label or "or" in label.casefold():
-        parts = [p for p in _ALTERNATIVES.split(label) if p.strip()]
-    else:
-        parts = [label]
+    if "/" not in label and "|" not in label and "or" not in label.casefold():
+        return _is_escape_part(label)
+    parts = [p for p in _ALTERNATIVES.split(label) if p.strip()]
     return bool(parts) and all(_is_escape_part(part) for part in parts)
 
 

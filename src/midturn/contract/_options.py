@@ -13,6 +13,8 @@ from midturn.contract._normalize import fold, is_escape_label, split_recommended
 __all__ = ["read_choice_bounds", "read_options", "read_recommended"]
 
 _OPTION_KEYS = frozenset({"label", "description", "id"})
+_READ_AT_MOST = 100
+"""Longer option lists are refused by their length alone, without reading each option."""
 _NO_OTHER = 'Do not add an "Other" option: the user can always type their own answer.'
 
 
@@ -27,16 +29,25 @@ def read_options(check: Checker, value: Any, path: str) -> tuple[list[Option], l
         else:
             check.problem(where, f"{kind_of(value)} given; give a list of {span} options")
         return [], []
+    if len(value) > _READ_AT_MOST:
+        check.problem(
+            where,
+            f"{len(value)} options given; give at most {limits.max_options}: keep the likeliest",
+        )
+        return [], []
     options: list[Option] = []
     suggested: list[int] = []
     seen_labels: dict[str, int] = {}
     seen_ids: dict[str, int] = {}
     dropped: list[str] = []
+    repeats = 0
+    strings_read = False
     for index, raw in enumerate(value):
         at = f"{where}[{index}]"
         if isinstance(raw, str):
-            if not any(isinstance(earlier, str) for earlier in value[:index]):
+            if not strings_read:
                 check.warn(where, "options given as strings; read each as a label")
+                strings_read = True
             raw = {"label": raw}
         if not isinstance(raw, dict):
             check.problem(at, f'{kind_of(raw)} given; give an object {{"label": ...}}')
@@ -62,6 +73,7 @@ def read_options(check: Checker, value: Any, path: str) -> tuple[list[Option], l
                 f"{limits.max_label_chars} (put detail in the description)",
             )
         if label.casefold() in seen_labels:
+            repeats += 1
             check.warn(
                 at, f"dropped {label!r}: the same label as options[{seen_labels[label.casefold()]}]"
             )
@@ -88,21 +100,23 @@ def read_options(check: Checker, value: Any, path: str) -> tuple[list[Option], l
         if marked:
             suggested.append(len(options))
         options.append(Option(label=label, description=description, id=option_id))
-    _option_count(check, where, len(options), dropped)
+    _option_count(check, where, len(options), dropped, repeats)
     return options, suggested
 
 
-def _option_count(check: Checker, where: str, count: int, dropped: list[str]) -> None:
+def _option_count(check: Checker, where: str, count: int, dropped: list[str], repeats: int) -> None:
     limits = check.limits
     if limits.min_options <= count <= limits.max_options:
         return
     span = count_range(limits.min_options, limits.max_options)
     given = f"{count} option{'' if count == 1 else 's'}"
+    reasons = []
     if dropped:
-        names = ", ".join(repr(label) for label in dropped)
-        given += f" left after dropping {names}, which the client adds itself"
-    else:
-        given += " given"
+        names = ", ".join(repr(label) for label in dropped[:5])
+        reasons.append(f"{names}, which the client adds itself")
+    if repeats:
+        reasons.append(f"{repeats} repeated label{'' if repeats == 1 else 's'}")
+    given += f" left after dropping {' and '.join(reasons)}" if reasons else " given"
     if count > limits.max_options:
         check.problem(where, f"{given}; give at most {limits.max_options}: keep the likeliest")
     else:
