@@ -58,49 +58,80 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return p50 * 1e6, p99 * 1e6
 
 
-async def midturn_cycles(url: str, cycles: int) -> list[float]:
-    samples: list[float] = []
-    async with open_store(url) as store, Runtime(store) as runtime:
-        for n in range(cycles + cycles // 10):
+class MidturnCycles:
+    """ask -> answer -> wait -> render on one open runtime."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.done = 0
+
+    async def run(self, count: int) -> list[float]:
+        runtime, samples = self.runtime, []
+        for _ in range(count):
+            n = self.done = self.done + 1
             start = time.perf_counter()
             interaction, _ = await runtime.ask("s", ASK, turn_id=f"t{n}", tool_call_id=f"c{n}")
             await runtime.answer(interaction.id, ANSWER)
             settled = await runtime.wait(interaction.id)
             assert settled.result is not None
             render(settled.result, settled.dialect)
-            if n >= cycles // 10:  # the first tenth warms up
-                samples.append(time.perf_counter() - start)
-    return samples
-
-
-def langgraph_cycles(saver: Any, cycles: int) -> list[float]:
-    from typing import TypedDict
-
-    from langgraph.graph import END, START, StateGraph
-    from langgraph.types import Command, interrupt
-
-    class State(TypedDict):
-        answer: str
-
-    def ask_node(state: State) -> dict[str, str]:
-        answer = interrupt(ASK)
-        return {"answer": answer["answers"]["db"]}
-
-    builder = StateGraph(State)
-    builder.add_node("ask", ask_node)
-    builder.add_edge(START, "ask")
-    builder.add_edge("ask", END)
-    graph = builder.compile(checkpointer=saver)
-    samples: list[float] = []
-    for n in range(cycles + cycles // 10):
-        config = {"configurable": {"thread_id": f"thread-{n}"}}
-        start = time.perf_counter()
-        graph.invoke({"answer": ""}, config)
-        final = graph.invoke(Command(resume=ANSWER), config)
-        assert final["answer"] == "PostgreSQL"
-        if n >= cycles // 10:
             samples.append(time.perf_counter() - start)
-    return samples
+        return samples
+
+
+class LangGraphCycles:
+    """A one-node graph that interrupts with the questions; invoke, then resume."""
+
+    def __init__(self, saver: Any) -> None:
+        from typing import TypedDict
+
+        from langgraph.graph import END, START, StateGraph
+        from langgraph.types import Command, interrupt
+
+        class State(TypedDict):
+            answer: str
+
+        def ask_node(state: State) -> dict[str, str]:
+            answer = interrupt(ASK)
+            return {"answer": answer["answers"]["db"]}
+
+        builder = StateGraph(State)
+        builder.add_node("ask", ask_node)
+        builder.add_edge(START, "ask")
+        builder.add_edge("ask", END)
+        self.graph = builder.compile(checkpointer=saver)
+        self.command = Command
+        self.done = 0
+
+    def run(self, count: int) -> list[float]:
+        samples = []
+        for _ in range(count):
+            n = self.done = self.done + 1
+            config = {"configurable": {"thread_id": f"thread-{n}"}}
+            start = time.perf_counter()
+            self.graph.invoke({"answer": ""}, config)
+            final = self.graph.invoke(self.command(resume=ANSWER), config)
+            assert final["answer"] == "PostgreSQL"
+            samples.append(time.perf_counter() - start)
+        return samples
+
+
+async def interleaved(
+    ours: MidturnCycles, anchor: LangGraphCycles | None, cycles: int, rounds: int = 10
+) -> tuple[list[float], list[float] | None]:
+    """Alternate blocks of both, so a change in machine load hits both alike; the first
+    block of each warms up and is dropped."""
+    block = max(1, cycles // rounds)
+    await ours.run(block)
+    if anchor is not None:
+        anchor.run(block)
+    mine: list[float] = []
+    theirs: list[float] = []
+    for _ in range(rounds):
+        mine += await ours.run(block)
+        if anchor is not None:
+            theirs += anchor.run(block)
+    return mine, (theirs if anchor is not None else None)
 
 
 def langgraph_available() -> bool:
@@ -131,26 +162,27 @@ def report(name: str, ours: list[float], anchor: list[float] | None) -> None:
 async def roundtrip(cycles: int, sqlite_cycles: int) -> None:
     have_langgraph = langgraph_available()
     print(f"ask -> answer -> result, one cycle ({cycles} in memory, {sqlite_cycles} on SQLite)")
-    memory = await midturn_cycles("memory://", cycles)
-    anchor = None
-    if have_langgraph:
-        from langgraph.checkpoint.memory import InMemorySaver
-
-        anchor = langgraph_cycles(InMemorySaver(), cycles)
-    report("memory", memory, anchor)
-
-    with tempfile.TemporaryDirectory() as folder:
-        ours = await midturn_cycles(f"sqlite:///{Path(folder) / 'midturn.db'}", sqlite_cycles)
+    async with open_store("memory://") as store, Runtime(store) as runtime:
         anchor = None
         if have_langgraph:
-            from langgraph.checkpoint.sqlite import SqliteSaver
+            from langgraph.checkpoint.memory import InMemorySaver
 
-            connection = sqlite3.connect(Path(folder) / "lg.db", check_same_thread=False)
-            try:
-                anchor = langgraph_cycles(SqliteSaver(connection), sqlite_cycles)
-            finally:
-                connection.close()
-        report("sqlite", ours, anchor)
+            anchor = LangGraphCycles(InMemorySaver())
+        report("memory", *await interleaved(MidturnCycles(runtime), anchor, cycles))
+
+    with tempfile.TemporaryDirectory() as folder:
+        url = f"sqlite:///{Path(folder) / 'midturn.db'}"
+        connection = sqlite3.connect(Path(folder) / "lg.db", check_same_thread=False)
+        try:
+            async with open_store(url) as store, Runtime(store) as runtime:
+                anchor = None
+                if have_langgraph:
+                    from langgraph.checkpoint.sqlite import SqliteSaver
+
+                    anchor = LangGraphCycles(SqliteSaver(connection))
+                report("sqlite", *await interleaved(MidturnCycles(runtime), anchor, sqlite_cycles))
+        finally:
+            connection.close()
 
 
 async def traced(build: Callable[[], Awaitable[Any]]) -> tuple[int, Any]:
