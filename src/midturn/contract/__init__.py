@@ -19,12 +19,18 @@ from midturn.contract._models import (
     QuestionAnswer,
     ToolOutput,
 )
+from midturn.contract._prompt import SYSTEM_PROMPT
+from midturn.contract._tool_spec import tool_spec
+from midturn.contract.dialects import DIALECTS, Dialect, get_dialect
 
 __all__ = [
+    "DIALECTS",
     "HARD_LIMITS",
     "SECRET_MARK",
+    "SYSTEM_PROMPT",
     "Ask",
     "AskResult",
+    "Dialect",
     "Event",
     "Interaction",
     "Limits",
@@ -35,7 +41,9 @@ __all__ = [
     "Question",
     "QuestionAnswer",
     "ToolOutput",
+    "get_dialect",
     "parse_answer",
     "parse_ask",
     "render",
+    "tool_spec",
 ]
