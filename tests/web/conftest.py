@@ -221,8 +221,11 @@ def agent(gateway: LiveGateway, session: Session) -> Iterator[Agent]:
 # -- the browser ----------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Chromium for one test module. Playwright's sync API keeps an event loop marked as
+    running in this thread while it is open, so it closes before other modules (whose
+    async tests need the thread's loop) run."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
