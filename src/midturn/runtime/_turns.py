@@ -55,9 +55,8 @@ class Turn:
         pending = await self.runtime.store.list_interactions(
             session_id=self.session_id, turn_id=self.turn_id, status="pending", limit=1
         )
-        if seen > self._seen:
-            self._seen = seen
-            self._set(bool(pending))
+        self._seen = max(self._seen, seen)
+        self._set(bool(pending))  # read after `seen`: at least as new as any event up to it
         return self
 
     async def __aexit__(
