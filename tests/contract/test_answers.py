@@ -10,11 +10,9 @@ import midturn
 from midturn import SECRET_MARK, InvalidAnswer
 from midturn.contract._answers import timeout_result, uniform_result
 
-from ._direct import parse_ask, render  # -> from midturn once the registry lands
-
 
 def parse(data: dict[str, Any]) -> midturn.Ask:
-    return parse_ask(data, dialect="midturn")
+    return midturn.parse_ask(data, dialect="midturn")
 
 
 @pytest.fixture
@@ -355,7 +353,7 @@ def test_secret_answers_stay_in_memory_only() -> None:
     assert answer.secret_value.get_secret_value() == "sk-123"
     assert "sk-123" not in result.model_dump_json()
     assert "sk-123" not in repr(result)
-    assert "sk-123" not in render(result, dialect="midturn").text
+    assert "sk-123" not in midturn.render(result, dialect="midturn").text
 
 
 def test_text_answers_take_numbers_and_one_item_lists(ask: midturn.Ask) -> None:

@@ -11,11 +11,9 @@ from hypothesis import strategies as st
 import midturn
 from midturn import Limits
 
-from ._direct import parse_ask  # -> from midturn once the registry lands
-
 
 def parse(data: dict[str, Any], limits: Limits | None = None) -> midturn.Ask:
-    return parse_ask(data, dialect="midturn", limits=limits)
+    return midturn.parse_ask(data, dialect="midturn", limits=limits)
 
 
 def header_for(question: str, limit: int = 12) -> str:

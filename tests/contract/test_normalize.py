@@ -9,11 +9,9 @@ import pytest
 import midturn
 from midturn import InvalidAsk
 
-from ._direct import parse_ask  # -> from midturn once the registry lands
-
 
 def parse(data: Any) -> midturn.Ask:
-    return parse_ask(data, dialect="midturn")
+    return midturn.parse_ask(data, dialect="midturn")
 
 
 def one(question: dict[str, Any]) -> midturn.Ask:

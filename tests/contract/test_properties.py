@@ -13,8 +13,6 @@ from hypothesis import strategies as st
 import midturn
 from midturn import InvalidAnswer, InvalidAsk, Limits
 
-from ._direct import parse_ask, render  # -> from midturn once the registry lands
-
 json_scalars = st.one_of(
     st.none(),
     st.booleans(),
@@ -202,18 +200,18 @@ def check_render(ask: midturn.Ask, result: midturn.AskResult) -> None:
     assert [a.id for a in result.answers] == [q.id for q in ask.questions]
     answered = any(a.status == "answered" for a in result.answers)
     assert result.outcome in (("answered",) if answered else ("skipped", "redirected"))
-    first = render(result, dialect="midturn")
-    second = render(result, dialect="midturn")
+    first = midturn.render(result, dialect="midturn")
+    second = midturn.render(result, dialect="midturn")
     assert (first.text, first.data) == (second.text, second.data)
     stored = midturn.AskResult.model_validate(json.loads(json.dumps(first.data)))
-    assert render(stored, dialect="midturn").text == first.text
+    assert midturn.render(stored, dialect="midturn").text == first.text
 
 
 @SETTINGS
 @given(any_json)
 def test_any_json_as_an_ask_raises_only_invalid_ask(data: Any) -> None:
     try:
-        check_limits(parse_ask(data, dialect="midturn"), Limits())
+        check_limits(midturn.parse_ask(data, dialect="midturn"), Limits())
     except InvalidAsk as error:
         assert error.problems and str(error)
 
@@ -222,7 +220,7 @@ def test_any_json_as_an_ask_raises_only_invalid_ask(data: Any) -> None:
 @given(asks, limit_sets)
 def test_every_accepted_ask_keeps_its_limits(data: dict[str, Any], limits: Limits) -> None:
     try:
-        ask = parse_ask(data, dialect="midturn", limits=limits)
+        ask = midturn.parse_ask(data, dialect="midturn", limits=limits)
     except InvalidAsk as error:
         assert all(problem.message for problem in error.problems)
         return
@@ -233,7 +231,7 @@ def test_every_accepted_ask_keeps_its_limits(data: dict[str, Any], limits: Limit
 def accepted_asks(draw: st.DrawFn) -> midturn.Ask:
     data = draw(asks)
     try:
-        return parse_ask(data, dialect="midturn", limits=Limits(max_questions=8))
+        return midturn.parse_ask(data, dialect="midturn", limits=Limits(max_questions=8))
     except InvalidAsk:
         fallback = {
             "questions": [
@@ -246,7 +244,7 @@ def accepted_asks(draw: st.DrawFn) -> midturn.Ask:
                 {"question": "Name?", "secret": draw(st.booleans())},
             ]
         }
-        return parse_ask(fallback, dialect="midturn")
+        return midturn.parse_ask(fallback, dialect="midturn")
 
 
 answer_values = st.one_of(

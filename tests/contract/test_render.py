@@ -11,14 +11,12 @@ import midturn
 from midturn.contract._answers import timeout_result, uniform_result
 from midturn.contract.dialects._midturn import MidturnDialect
 
-from ._direct import parse_ask, render  # -> from midturn once the registry lands
-
 PROCEED = "Proceed with your best judgement, state the assumptions you made, and do not ask again."
 
 
 @pytest.fixture
 def ask() -> midturn.Ask:
-    return parse_ask(
+    return midturn.parse_ask(
         {
             "questions": [
                 {
@@ -48,7 +46,7 @@ def ask() -> midturn.Ask:
 
 
 def text_for(ask: midturn.Ask, payload: Any) -> str:
-    return render(midturn.parse_answer(ask, payload), dialect="midturn").text
+    return midturn.render(midturn.parse_answer(ask, payload), dialect="midturn").text
 
 
 def test_the_spec_example_byte_for_byte(ask: midturn.Ask) -> None:
@@ -92,7 +90,7 @@ def test_all_skipped_is_the_spec_sentence(ask: midturn.Ask) -> None:
 
 
 def test_auto_selected_answers_say_so(ask: midturn.Ask) -> None:
-    text = render(timeout_result(ask), dialect="midturn").text
+    text = midturn.render(timeout_result(ask), dialect="midturn").text
     assert text == (
         "The user did not answer in time, so these defaults were chosen for them:\n"
         "- Database: PostgreSQL (auto-selected after timeout)\n"
@@ -111,7 +109,7 @@ def test_auto_selected_answers_say_so(ask: midturn.Ask) -> None:
     ],
 )
 def test_one_sentence_outcomes(ask: midturn.Ask, outcome: Any, expected: str) -> None:
-    assert render(uniform_result(ask, outcome), dialect="midturn").text == expected
+    assert midturn.render(uniform_result(ask, outcome), dialect="midturn").text == expected
 
 
 def test_redirect_quotes_the_users_message(ask: midturn.Ask) -> None:
@@ -123,11 +121,11 @@ def test_redirect_quotes_the_users_message(ask: midturn.Ask) -> None:
 
 
 def test_a_secret_shows_only_its_mark() -> None:
-    ask = parse_ask(
+    ask = midturn.parse_ask(
         {"questions": [{"header": "Token", "question": "API token?", "secret": True}]},
         dialect="midturn",
     )
-    output = render(midturn.parse_answer(ask, "sk-live-123"), dialect="midturn")
+    output = midturn.render(midturn.parse_answer(ask, "sk-live-123"), dialect="midturn")
     assert output.text == "The user answered:\n- Token: [secret provided]"
     assert "sk-live-123" not in json.dumps(output.data)
     assert output.data["answers"][0]["answer"] == "[secret provided]"
@@ -135,11 +133,11 @@ def test_a_secret_shows_only_its_mark() -> None:
 
 def test_the_tool_output_carries_the_canonical_json(ask: midturn.Ask) -> None:
     result = midturn.parse_answer(ask, {"Database": "SQLite", "Name": "x"})
-    output = render(result, dialect="midturn")
+    output = midturn.render(result, dialect="midturn")
     assert output.is_error is False
     assert output.data == result.model_dump(mode="json")
     assert json.loads(json.dumps(output.data)) == output.data
-    again = render(midturn.parse_answer(ask, {"Database": "SQLite", "Name": "x"}))
+    again = midturn.render(midturn.parse_answer(ask, {"Database": "SQLite", "Name": "x"}))
     assert (again.text, again.data) == (output.text, output.data)
 
 

@@ -9,11 +9,9 @@ import pytest
 import midturn
 from midturn import InvalidAsk, Limits
 
-from ._direct import parse_ask  # -> from midturn once the registry lands
-
 
 def parse(data: Any, limits: Limits | None = None) -> midturn.Ask:
-    return parse_ask(data, dialect="midturn", limits=limits)
+    return midturn.parse_ask(data, dialect="midturn", limits=limits)
 
 
 def problems(data: Any, limits: Limits | None = None) -> dict[str, str]:
