@@ -60,3 +60,41 @@ def test_a_reply_step_without_a_tool_result_is_a_usage_error() -> None:
         Conversation().last_tool_result()
     with pytest.raises(UsageError, match="at least one step"):
         ScriptedModel([])
+
+
+async def test_a_whole_turn_with_the_scripted_model_and_a_scripted_human() -> None:
+    from midturn import Runtime, open_store
+    from midturn.testing import ScriptedResponder, answer
+
+    ask = {
+        "questions": [
+            {
+                "id": "db",
+                "header": "Database",
+                "question": "Which database?",
+                "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}],
+            }
+        ]
+    }
+    model = ScriptedModel(
+        [
+            ModelStep(tool_calls=(ToolCall("call_1", "ask_user_question", ask),)),
+            lambda conversation: ModelStep(
+                text="Using " + (conversation.last_tool_result().text or "").split(": ")[-1]
+            ),
+        ]
+    )
+    async with (
+        open_store("memory://") as store,
+        Runtime(store) as runtime,
+        ScriptedResponder(runtime, [answer({"db": "SQLite"})], session_id="s"),
+    ):
+
+        async def tool(call: ToolCall) -> ToolOutput:
+            return await runtime.handle_tool_call(
+                "s", name=call.name, tool_call_id=call.id, tool_input=call.input
+            )
+
+        conversation = await run_turn(model, Conversation(), "Set it up", tool)
+    assert conversation.messages[2].text == "The user answered:\n- Database: SQLite"
+    assert conversation.messages[-1].text == "Using SQLite"
