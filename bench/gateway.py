@@ -284,12 +284,13 @@ async def _hold(url: str, waiters: int, streams: int) -> dict[str, Any]:
             stream_errors += 1
 
     async def wait(ask_id: str) -> str:
-        response = await admin.get(f"/v1/asks/{ask_id}", params={"wait": 60})
-        return (
-            str(response.json()["interaction"]["status"])
-            if response.status_code == 200
-            else "error"
-        )
+        while True:  # as an agent does: poll again while it is still pending
+            response = await admin.get(f"/v1/asks/{ask_id}", params={"wait": 60})
+            if response.status_code != 200:
+                return "error"
+            status = str(response.json()["interaction"]["status"])
+            if status != "pending":
+                return status
 
     followers = [asyncio.create_task(follow(i)) for i in range(streams)]
     for _ in range(streams):
