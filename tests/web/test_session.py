@@ -242,3 +242,22 @@ def test_requests_settled_before_the_page_opened_stay_in_the_history(
     expect(page.locator(".tray")).to_have_count(0)
     expect(page.locator("#slot-notice")).to_be_hidden()
     expect(page.locator("#composer")).to_be_visible()
+
+
+def test_a_request_that_times_out_or_is_cancelled_says_so(
+    page: Page, gateway: LiveGateway, session: Session, agent: Agent
+) -> None:
+    page.goto(answer_url(gateway, session))
+    expect(page.locator("#conn")).to_have_text("Live")
+    notice = page.locator("#slot-notice")
+
+    agent.request_permission(tool="bash", summary="make", turn_id="t1", timeout_s=1)
+    expect(page.locator(".tray-permission .deadline")).to_contain_text("denied in 0:0")
+    expect(notice).to_have_text("That request timed out.")
+    expect(page.locator(".tray")).to_have_count(0)
+
+    asked = agent.ask(ONE, turn_id="t2")
+    expect(page.locator(".tray-ask")).to_be_visible()
+    agent.now(lambda client: client.cancel(asked.id))
+    expect(notice).to_have_text("That request was cancelled.")
+    expect(page.locator(".tray")).to_have_count(0)

@@ -77,7 +77,7 @@ class SessionView {
     if (this.tray && (!head || head.id !== this.tray.interaction.id)) {
       const id = this.tray.interaction.id;
       this.closeTray();
-      if (!this.ownSettles.has(id)) this.say("That request was settled elsewhere.");
+      if (!this.ownSettles.has(id)) this.say(goneMessage(this.queue.outcome(id)));
     }
     if (head && !this.tray) this.openTray(head, list.length - 1);
     else if (this.tray) this.tray.setWaiting(list.length - 1);
@@ -164,6 +164,13 @@ class SessionView {
     const scroller = $("history-scroll");
     scroller.scrollTop = scroller.scrollHeight;
   }
+}
+
+// Why a request left the slot when this page did not settle it.
+function goneMessage(status) {
+  if (status === "timed_out") return "That request timed out.";
+  if (status === "cancelled") return "That request was cancelled.";
+  return "That request was settled elsewhere.";
 }
 
 // -- the admin inbox --------------------------------------------------------------------

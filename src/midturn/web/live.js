@@ -16,6 +16,7 @@ export class LiveQueue {
     this.handlers = handlers;
     this.items = [];
     this.settled = new Set();
+    this.outcomes = new Map(); // id -> the status a settling event reported
     this.refreshing = false;
     this.dirty = false;
     this.controller = null;
@@ -58,7 +59,11 @@ export class LiveQueue {
   apply(event) {
     const id = event.interaction_id || (event.data && event.data.interaction && event.data.interaction.id);
     this.handlers.onEvent(event);
-    if (id && isSettledEvent(event.type)) this.settle(id);
+    if (id && isSettledEvent(event.type)) {
+      const interaction = event.data && event.data.interaction;
+      if (interaction && interaction.status) this.outcomes.set(id, interaction.status);
+      this.settle(id);
+    }
     else if (isRequestedEvent(event.type)) this.refresh();
   }
 
@@ -81,6 +86,11 @@ export class LiveQueue {
     } finally {
       this.refreshing = false;
     }
+  }
+
+  // How an interaction settled, when an event said so (else undefined).
+  outcome(id) {
+    return this.outcomes.get(id);
   }
 
   changed() {
