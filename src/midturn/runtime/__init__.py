@@ -1,5 +1,6 @@
 """The runtime: parking, per-session queue, permissions, turns, events (SPEC §3)."""
 
 from midturn.runtime._runtime import Runtime, Settled
+from midturn.runtime._turns import Turn
 
-__all__ = ["Runtime", "Settled"]
+__all__ = ["Runtime", "Settled", "Turn"]

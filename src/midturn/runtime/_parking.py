@@ -378,11 +378,15 @@ class Parking:
                     page = await self.store.read_events(self._cursor)
                     for event in page:
                         self._cursor = event.id
-                        if event.type in SETTLE_EVENT_TYPES and event.interaction_id in (
-                            self._waiters
+                        if event.type in SETTLE_EVENT_TYPES and (
+                            event.interaction_id in self._waiters
+                            or event.interaction_id in self._recent
                         ):
                             settled = interaction_from(event)
                             if settled is not None:
+                                if settled.id in self._recent:
+                                    self._keep(settled)
+                                self.deadlines.drop(settled.id)
                                 self._resolve(settled)
                         self._deliver([event])
                     if len(page) < 1000:
