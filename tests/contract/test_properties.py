@@ -163,7 +163,7 @@ limit_sets = st.builds(
 
 ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 ESCAPES = {"other", "not sure"}
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def check_limits(ask: midturn.Ask, limits: Limits) -> None:
