@@ -10,8 +10,9 @@ Header derivation, decided here and documented in docs:
 - Whole words are added while they fit the limit; a header never ends mid-word.
 - When the first content word alone is longer than the limit, the first later run of
   words that fits is used instead ("Internationalization strategy?" -> "Strategy").
-- Only when no word of the question fits at all is a word cut, and the cut is marked
-  with "…" so it never reads as a whole word.
+- When no content word fits, a filler word that fits is used whole; only when no word
+  of the question fits at all is a word cut, and the cut is marked with "…" so it never
+  reads as a whole word.
 - A header that collides (case-insensitively) with an earlier one gets " 2", " 3", ...;
   the base is shortened by whole words to make room, and falls back to "Q<n>".
 """
