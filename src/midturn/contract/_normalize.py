@@ -2,7 +2,7 @@
 recognising the escape options a client owns, the "(Recommended)" suffix, and headers
 derived from the question text.
 
-Header derivation, decided here and documented in docs:
+How a missing header is derived (the rules a user can rely on):
 
 - Words are taken from the question with leading and trailing filler words dropped
   ("Which", "should", "the", ...), so "Which database should the service use?" gives
