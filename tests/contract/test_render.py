@@ -169,6 +169,11 @@ def test_auto_detection_scores() -> None:
     assert dialect.matches({"questions": [{"question": "Q?", "kind": "text"}]}) == 3
     assert dialect.matches({"questions": [{"question": "Q?"}], "timeout_s": 5}) == 3
     assert dialect.matches({"questions": [{"question": "Q?", "options": []}]}) == 1
+    by_label = {
+        "questions": [{"id": "db", "question": "Q?", "options": ["A", "B"], "recommended": "A"}]
+    }
+    assert dialect.matches(by_label) == 3
+    assert midturn.parse_ask(by_label, dialect="auto").dialect == "midturn"
     assert dialect.matches({"question": "Q?"}) == 0
     assert dialect.matches({"questions": []}) == 0
     assert dialect.matches("Q?") == 0

@@ -167,7 +167,8 @@ class MidturnDialect(Dialect):
 
     def matches(self, tool_input: Any) -> int:
         """1 for any `{questions: [{question}]}` shape; 3 when a key only the canonical
-        shape has (`kind`, `allow_other`, `secret`, `timeout_s`, ...) is present."""
+        shape has (`kind`, `allow_other`, `secret`, `timeout_s`, ...) is present, or a
+        `recommended` given as a label."""
         if not isinstance(tool_input, dict):
             return 0
         questions = tool_input.get("questions")
@@ -179,4 +180,6 @@ class MidturnDialect(Dialect):
             return 3
         if any(_OWN_QUESTION_KEYS & q.keys() for q in questions):
             return 3
+        if any(isinstance(q.get("recommended"), str) for q in questions):
+            return 3  # omp recommends by index only
         return 1
