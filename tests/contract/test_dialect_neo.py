@@ -1,0 +1,116 @@
+"""The neo dialect: the gateway's one-question `ask_user`; a timeout is an error."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import midturn
+
+from . import _payloads as p
+from ._results import uniform
+
+
+def test_input_maps_title_kind_timeout_and_max_choices() -> None:
+    ask = midturn.parse_ask(p.NEO, dialect="neo")
+    (question,) = ask.questions
+    assert question.id == "db_choice"
+    assert question.question == f"{p.DB}\n\nThe service stores invoices and customer records."
+    assert question.header == "Database"
+    assert (question.kind, question.multi, question.labels) == (
+        "choice",
+        False,
+        ["PostgreSQL", "SQLite"],
+    )
+    assert ask.timeout_s == 120.0
+    multi = midturn.parse_ask(p.NEO_MULTI, dialect="neo").questions[0]
+    assert (multi.multi, multi.max_choices) == (True, 2)
+    text = midturn.parse_ask(p.NEO_TEXT, dialect="neo").questions[0]
+    assert (text.id, text.kind) == ("service_name", "text")
+
+
+def test_answered_choice() -> None:
+    ask = midturn.parse_ask(p.NEO, dialect="neo")
+    action = {"question_id": "db_choice", "status": "answered", "values": ["PostgreSQL"]}
+    result = midturn.parse_answer(ask, {**action, "message": None})
+    out = midturn.render(result, dialect="neo")
+    expected = {
+        "status": "answered",
+        "question_id": "db_choice",
+        "values": ["PostgreSQL"],
+        "message": None,
+    }
+    assert out.data == expected
+    assert out.text == json.dumps(expected)
+    assert out.is_error is False
+    assert midturn.parse_answer(ask, out.data) == result  # the result reads back as an action
+
+
+def test_multi_choice_and_text_answers() -> None:
+    multi = midturn.parse_ask(p.NEO_MULTI, dialect="neo")
+    answer = {"question_id": "features", "answer_type": "multi_choice"}
+    result = midturn.parse_answer(multi, {**answer, "selected_option_ids": ["Auth", "Search"]})
+    assert midturn.render(result, dialect="neo").data["values"] == ["Auth", "Search"]
+    with pytest.raises(midturn.InvalidAnswer):  # max_choices 2
+        midturn.parse_answer(multi, {"answers": {"features": ["Auth", "Billing", "Search"]}})
+    text = midturn.parse_ask(p.NEO_TEXT, dialect="neo")
+    out = midturn.render(midturn.parse_answer(text, "billing-api"), dialect="neo")
+    assert out.data == {
+        "status": "answered",
+        "question_id": "service_name",
+        "values": [],
+        "message": "billing-api",
+    }
+    assert midturn.parse_answer(text, out.data).answers[0].text == "billing-api"
+
+
+def test_skipped() -> None:
+    ask = midturn.parse_ask(p.NEO, dialect="neo")
+    result = midturn.parse_answer(ask, {"question_id": "db_choice", "status": "skipped"})
+    out = midturn.render(result, dialect="neo")
+    assert out.data == {
+        "status": "skipped",
+        "question_id": "db_choice",
+        "values": [],
+        "message": None,
+    }
+    assert out.is_error is False
+
+
+def test_a_timeout_is_an_error_result() -> None:
+    ask = midturn.parse_ask(p.NEO, dialect="neo")
+    out = midturn.render(uniform(ask, "timed_out", "timed_out"), dialect="neo")
+    assert out.is_error is True
+    assert out.data == {
+        "status": "timeout",
+        "question_id": "db_choice",
+        "values": [],
+        "message": None,
+    }
+    assert json.loads(out.text) == out.data
+
+
+def test_a_redirect_carries_the_users_message() -> None:
+    ask = midturn.parse_ask(p.NEO, dialect="neo")
+    out = midturn.render(midturn.parse_answer(ask, {"redirect": "Use MySQL"}), dialect="neo")
+    assert out.data["status"] == "skipped" and out.data["message"] == "Use MySQL"
+    assert '"Use MySQL"' in out.text and out.is_error is False
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        ({"kind": "dropdown"}, "kind"),
+        ({"title": None}, "title"),
+        ({"max_choices": 2}, "max_choices"),
+        ({"questions": [{"question": "x"}]}, "questions"),
+    ],
+)
+def test_faults_of_neos_own_shape_name_neos_fields(change: dict[str, Any], path: str) -> None:
+    payload = {k: v for k, v in {**p.NEO, **change}.items() if v is not None}
+    with pytest.raises(midturn.InvalidAsk) as caught:
+        midturn.parse_ask(payload, dialect="neo")
+    assert caught.value.problems[0].path == path
+    assert any(fix in caught.value.problems[0].message for fix in ("give", "remove"))
