@@ -241,21 +241,29 @@ def _p(values: list[float], q: int) -> float:
 
 async def _hold(url: str, waiters: int, streams: int) -> dict[str, Any]:
     """Hold `waiters` long polls and `streams` SSE streams, check the gateway reports
-    them, then answer every ask and check every waiter and stream saw it."""
-    admin = httpx.AsyncClient(
-        base_url=url,
-        headers={"Authorization": f"Bearer {ADMIN}"},
-        timeout=120,
-        limits=_limits(waiters + streams + 64),
-    )
+    them, then answer every ask and check every waiter and stream saw it. Clients are
+    split (httpx's pool slows down with a thousand connections in one client)."""
+    auth = {"Authorization": f"Bearer {ADMIN}"}
+
+    def client(connections: int) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            base_url=url,
+            headers=auth,
+            timeout=httpx.Timeout(120, read=None),
+            limits=_limits(connections),
+        )
+
+    admin = client(64)
+    pools = [client(100) for _ in range(max(1, waiters // 100))]
+    stream_client = client(streams)
     sessions = [await _new_session(admin) for _ in range(streams)]
-    asks: list[tuple[dict[str, str], str]] = []
+    asks: list[str] = []
     for n in range(waiters):
         session = sessions[n % streams]
         created = await admin.post(
             f"/v1/sessions/{session['session_id']}/asks", json={"tool_input": ASK}
         )
-        asks.append((session, created.json()["interaction"]["id"]))
+        asks.append(created.json()["interaction"]["id"])
 
     stream_events = [0] * streams
     stream_errors = 0
@@ -265,11 +273,10 @@ async def _hold(url: str, waiters: int, streams: int) -> dict[str, Any]:
         nonlocal stream_errors
         session = sessions[index]
         try:
-            async with admin.stream(
+            async with stream_client.stream(
                 "GET",
                 f"/v1/sessions/{session['session_id']}/events",
                 headers={"Authorization": f"Bearer {session['answer_token']}"},
-                timeout=httpx.Timeout(120, read=None),
             ) as response:
                 opened.release()
                 if response.status_code != 200:
@@ -283,9 +290,10 @@ async def _hold(url: str, waiters: int, streams: int) -> dict[str, Any]:
         except httpx.HTTPError:
             stream_errors += 1
 
-    async def wait(ask_id: str) -> str:
+    async def wait(index: int, ask_id: str) -> str:
+        pool = pools[index % len(pools)]
         while True:  # as an agent does: poll again while it is still pending
-            response = await admin.get(f"/v1/asks/{ask_id}", params={"wait": 60})
+            response = await pool.get(f"/v1/asks/{ask_id}", params={"wait": 60})
             if response.status_code != 200:
                 return "error"
             status = str(response.json()["interaction"]["status"])
@@ -295,7 +303,7 @@ async def _hold(url: str, waiters: int, streams: int) -> dict[str, Any]:
     followers = [asyncio.create_task(follow(i)) for i in range(streams)]
     for _ in range(streams):
         await opened.acquire()
-    waiting = [asyncio.create_task(wait(ask_id)) for _, ask_id in asks]
+    waiting = [asyncio.create_task(wait(i, ask_id)) for i, ask_id in enumerate(asks)]
     held: dict[str, float] = {}
     for _ in range(6000):
         text = (await admin.get("/metrics")).text
@@ -316,11 +324,12 @@ async def _hold(url: str, waiters: int, streams: int) -> dict[str, Any]:
             response = await admin.post(f"/v1/asks/{ask_id}/answer", json=ANSWER)
         answer_errors += response.status_code != 200
 
-    await asyncio.gather(*(answer(ask_id) for _, ask_id in asks))
+    await asyncio.gather(*(answer(ask_id) for ask_id in asks))
     statuses = await asyncio.gather(*waiting)
     await asyncio.wait_for(asyncio.gather(*followers), 120)
     released = time.perf_counter() - started
-    await admin.aclose()
+    for each in (admin, stream_client, *pools):
+        await each.aclose()
     return {
         "held_waiting": held.get("midturn_waiting_requests"),
         "held_streams": held.get("midturn_open_streams"),
