@@ -103,13 +103,19 @@ def _timeout(check: Checker, value: Any) -> float | None:
         return None
     ceiling = check.limits.max_timeout_s
     bound = f" and at most {ceiling:g}" if ceiling is not None else ""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         check.problem("timeout_s", f"{kind_of(value)} given; give seconds, above 0{bound}, or null")
         return None
-    if value <= 0 or (ceiling is not None and value > ceiling):
-        check.problem("timeout_s", f"{value:g} given; give seconds above 0{bound}, or null")
+    try:
+        seconds = float(value)
+    except OverflowError:  # an int too large for a float
+        seconds = math.inf
+    if not 0 < seconds < math.inf or (ceiling is not None and seconds > ceiling):
+        shown = f"{seconds:g}" if math.isfinite(seconds) else str(value)
+        shown = shown if len(shown) <= 20 else shown[:19] + "…"
+        check.problem("timeout_s", f"{shown} given; give seconds above 0{bound}, or null")
         return None
-    return float(value)
+    return seconds
 
 
 def _on_timeout(check: Checker, value: Any) -> OnTimeout:
