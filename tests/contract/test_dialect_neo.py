@@ -114,3 +114,9 @@ def test_faults_of_neos_own_shape_name_neos_fields(change: dict[str, Any], path:
         midturn.parse_ask(payload, dialect="neo")
     assert caught.value.problems[0].path == path
     assert any(fix in caught.value.problems[0].message for fix in ("give", "remove"))
+
+
+def test_question_is_read_as_an_alias_of_title() -> None:
+    payload = {k: v for k, v in p.NEO.items() if k not in ("title", "description")}
+    ask = midturn.parse_ask({**payload, "question": p.DB}, dialect="auto")
+    assert (ask.dialect, ask.questions[0].question) == ("neo", p.DB)

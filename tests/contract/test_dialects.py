@@ -164,3 +164,11 @@ def test_every_dialect_renders_every_outcome(dialect: str) -> None:
     redirected = midturn.render(results[2], dialect=dialect)
     assert "Use MySQL instead" in redirected.text
     assert "do not ask these questions again" in redirected.text
+
+
+def test_auto_leaves_a_malformed_questions_list_to_canonical_validation() -> None:
+    one = {"questions": {"question": "Which one?", "options": ["A", "B"]}}
+    assert midturn.parse_ask(one, dialect="auto").dialect == "midturn"
+    with pytest.raises(midturn.InvalidAsk) as caught:
+        midturn.parse_ask({"questions": "Which one?"}, dialect="auto")
+    assert caught.value.problems[0].path == "questions"

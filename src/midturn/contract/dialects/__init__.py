@@ -63,6 +63,8 @@ def detect_dialect(tool_input: Any) -> Dialect:
     winners = [dialect for score, dialect in scores if score == best]
     if best > 0 and len(winners) == 1:
         return winners[0]
+    if best <= 0 and isinstance(tool_input, dict) and "questions" in tool_input:
+        return DIALECTS["midturn"]  # its validation words what is wrong, question by question
     if best <= 0:
         reason = "the tool input has the shape of no question tool"
         if not isinstance(tool_input, dict):

@@ -55,7 +55,7 @@ def _problem(path: str, message: str) -> InvalidAsk:
 
 
 def _question_text(data: dict[str, Any]) -> Any:
-    title = data.get("title")
+    title = data.get("title", data.get("question"))  # "question" read as an alias
     if title is None:
         raise _problem("title", "missing; give the question to ask as a string")
     description = data.get("description")
