@@ -110,3 +110,13 @@ async def test_closing_the_runtime_releases_waiters_and_keeps_the_ask_pending(
     with pytest.raises(UsageError, match="still pending"):
         await within(waiter)
     assert (await store.get_interaction(interaction.id)).pending  # type: ignore[union-attr]
+
+
+async def test_a_runtime_times_out_what_another_process_parked_and_left(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    async with open_store(url) as store, Runtime(store) as survivor:
+        async with open_store(url) as other_store, Runtime(other_store) as gone:
+            interaction, _ = await gone.ask("s1", {**ONE_QUESTION, "timeout_s": 0.2})
+        # The parking runtime is gone; the survivor heard of the ask and arms its deadline.
+        settled = await within(survivor.wait(interaction.id))
+    assert settled.status == "timed_out" and settled.settled_by == "system"

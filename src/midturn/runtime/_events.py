@@ -23,6 +23,7 @@ from midturn.contract._interactions import (
 from midturn.store._base import Store
 
 __all__ = [
+    "REQUESTED_EVENT_TYPES",
     "SETTLE_EVENT_TYPES",
     "follow_events",
     "interaction_from",
@@ -39,6 +40,9 @@ _ASK_SETTLED: dict[str, EventType] = {
     "redirected": "user_question_redirected",
 }
 SETTLE_EVENT_TYPES: frozenset[str] = frozenset({*_ASK_SETTLED.values(), "permission_decided"})
+REQUESTED_EVENT_TYPES: frozenset[str] = frozenset(
+    {"user_question_requested", "permission_requested"}
+)
 _PAGE = 1000
 
 

@@ -39,6 +39,7 @@ from midturn.contract._interactions import (
 from midturn.contract._models import AskResult
 from midturn.errors import NotFound, UsageError
 from midturn.runtime._events import (
+    REQUESTED_EVENT_TYPES,
     SETTLE_EVENT_TYPES,
     interaction_from,
     requested_event,
@@ -102,6 +103,7 @@ class Parking:
         self._recent: OrderedDict[str, Interaction] = OrderedDict()
         self._cursor = 0
         self._newest = 0
+        self._own: set[int] = set()  # ids of events appended here, not yet passed
         self._wake = asyncio.Event()
         self._reader: asyncio.Task[None] | None = None
 
@@ -180,6 +182,7 @@ class Parking:
                     )
             stored, created, appended = await self.store.create_interaction(interaction, events)
         self._keep(stored)
+        self._own.update(event.id for event in appended)
         if created:
             log.debug(
                 "parked %s %s (session %s, turn %s)",
@@ -244,6 +247,7 @@ class Parking:
                 events=events,
             )
         self._keep(outcome.interaction)
+        self._own.update(event.id for event in outcome.events)
         if outcome.won:
             log.debug("settled %s %s as %s by %s", current.kind, current.id, status, by)
             self.deadlines.drop(current.id)
@@ -364,37 +368,56 @@ class Parking:
         self._newest = max(self._newest, newest)
         self._wake.set()
 
+    def _skip_own(self) -> None:
+        """Move the cursor over events this process appended (handled when appended)."""
+        own = self._own
+        while self._cursor + 1 in own:
+            self._cursor += 1
+            own.discard(self._cursor)
+        if own and min(own) <= self._cursor:
+            self._own = {event_id for event_id in own if event_id > self._cursor}
+
     async def _read(self) -> None:
-        """Follow the log for settles made elsewhere (another process, another runtime
-        on the same store) that someone here waits on or watches."""
+        """Follow the log for what other processes (or other runtimes on this store)
+        append: their settles wake waiters here and reach watchers; their requested
+        interactions' deadlines are armed here too, so a deadline holds while any runtime
+        on the store runs. Events this process appended are skipped without a read."""
         while True:
             await self._wake.wait()
             self._wake.clear()
-            if not self._waiters and not self._watchers:
-                self._cursor = max(self._cursor, self._newest)
+            self._skip_own()
+            if self._cursor >= self._newest:
                 continue
             try:
                 while True:
                     page = await self.store.read_events(self._cursor)
                     for event in page:
                         self._cursor = event.id
-                        if event.type in SETTLE_EVENT_TYPES and (
-                            event.interaction_id in self._waiters
-                            or event.interaction_id in self._recent
-                        ):
-                            settled = interaction_from(event)
-                            if settled is not None:
-                                if settled.id in self._recent:
-                                    self._keep(settled)
-                                self.deadlines.drop(settled.id)
-                                self._resolve(settled)
-                        self._deliver([event])
+                        if event.id in self._own:
+                            self._own.discard(event.id)
+                        else:
+                            self._foreign(event)
+                    self._skip_own()
                     if len(page) < 1000:
                         break
             except asyncio.CancelledError:
                 raise
             except Exception:  # the store failed this time; the next append retries
                 log.exception("reading the event log after id %s failed", self._cursor)
+
+    def _foreign(self, event: Event) -> None:
+        if event.type in SETTLE_EVENT_TYPES:
+            settled = interaction_from(event)
+            if settled is not None:
+                if settled.id in self._recent:
+                    self._keep(settled)
+                self.deadlines.drop(settled.id)
+                self._resolve(settled)
+        elif event.type in REQUESTED_EVENT_TYPES:
+            parked = interaction_from(event)
+            if parked is not None and parked.deadline is not None:
+                self.deadlines.schedule(parked.id, parked.deadline)
+        self._deliver([event])
 
 
 def deadline_after(seconds: float | None, start: datetime) -> datetime | None:

@@ -55,6 +55,8 @@ class Deadlines:
 
     def schedule(self, interaction_id: str, deadline: datetime) -> None:
         at = deadline.timestamp()
+        if self._live.get(interaction_id) == at:
+            return  # already armed (e.g. heard of twice)
         self._live[interaction_id] = at
         heapq.heappush(self._heap, (at, interaction_id))
         if self._heap[0][1] == interaction_id:
