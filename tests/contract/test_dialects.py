@@ -172,3 +172,10 @@ def test_auto_leaves_a_malformed_questions_list_to_canonical_validation() -> Non
     with pytest.raises(midturn.InvalidAsk) as caught:
         midturn.parse_ask({"questions": "Which one?"}, dialect="auto")
     assert caught.value.problems[0].path == "questions"
+
+
+@pytest.mark.parametrize("dialect", SEVEN)
+def test_a_result_without_answers_reads_as_a_plain_sentence(dialect: str) -> None:
+    out = midturn.render(midturn.AskResult(outcome="unavailable"), dialect=dialect)
+    assert out.text.startswith("No one is available to answer questions here.")
+    assert out.is_error is False

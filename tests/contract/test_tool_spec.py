@@ -124,7 +124,7 @@ def test_descriptions_say_bounded_this_turn_once_and_never_other(dialect: str) -
     text = get_dialect(dialect).description()
     lowered = text.lower()
     assert "same turn" in lowered or "same run" in lowered
-    assert "once" in lowered
+    assert "bounded" in lowered and "once" in lowered
     assert 'never add an "other"' in lowered
     assert "ordinary text" in lowered or "normal text" in lowered
     assert len(text) < 900

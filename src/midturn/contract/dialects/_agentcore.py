@@ -84,7 +84,7 @@ class AgentCoreDialect(Dialect):
         return map_questions(data, _question)
 
     def render(self, result: AskResult) -> ToolOutput:
-        if result.outcome not in ("answered", "skipped"):
+        if result.outcome not in ("answered", "skipped") or not result.answers:
             return ToolOutput(text=canonical_text(result))
         lines = [
             f"- {a.header}: {answer_value(a) if a.status == 'answered' else _SKIPPED}"

@@ -82,7 +82,7 @@ class ClaudeDialect(Dialect):
             "questions": [{"question": a.question, "header": a.header} for a in result.answers],
             "answers": {a.question: a.answer for a in result.answers if a.status == "answered"},
         }
-        if result.outcome != "answered":
+        if result.outcome != "answered" or not data["answers"]:
             return ToolOutput(text=canonical_text(result), data=data)
         text = f"User has answered your questions: {_pairs(result)}."
         skipped = [a.question for a in result.answers if a.status != "answered"]

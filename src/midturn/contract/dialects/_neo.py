@@ -129,7 +129,7 @@ class NeoDialect(Dialect):
         items = [_item(answer, result) for answer in result.answers]
         data: Any = items[0] if len(items) == 1 else items
         is_error = result.outcome == "timed_out"
-        if result.outcome in ("answered", "skipped", "timed_out"):
+        if result.outcome in ("answered", "skipped", "timed_out") and items:
             return ToolOutput(text=as_json(data), data=data, is_error=is_error)
         return ToolOutput(text=canonical_text(result), data=data)
 

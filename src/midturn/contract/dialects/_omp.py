@@ -121,7 +121,7 @@ class OmpDialect(Dialect):
         else:
             data = _details(answers[0], several=False)
             text = _one(answers[0])
-        if result.outcome not in ("answered", "skipped"):
+        if result.outcome not in ("answered", "skipped") or not answers:
             text = canonical_text(result)
         return ToolOutput(text=text, data=data)
 

@@ -40,7 +40,7 @@ REDACTED = "[REDACTED:secret-answer]"
 
 _DESCRIPTION = (
     "Ask the user one question and wait for the answer, within this same turn. Use it only "
-    "when you cannot continue without the user's decision or a short value; prefer a "
+    "for a bounded decision or a short value you cannot continue without; prefer a "
     "reasonable default otherwise, and ask open-ended questions in ordinary text. Ask once "
     "and do not ask again about anything answered or cancelled. kind is select or "
     "multi-select (with 2-4 distinct option strings), text or editor (typed). Never add an "
@@ -186,7 +186,9 @@ class PiLegacyDialect(Dialect):
             text = f"Answer: {_line(details, answer)}"
         else:
             text = "\n".join(f"Answer to {a.header}: {_line(d, a)}" for d, a in items)
-        if result.outcome in ("skipped", "timed_out") and not any(
+        if not items:
+            text = canonical_text(result)
+        elif result.outcome in ("skipped", "timed_out") and not any(
             a.status == "answered" for a in result.answers
         ):
             text = f"{text}. {PROCEED}"
