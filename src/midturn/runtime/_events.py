@@ -19,6 +19,7 @@ from midturn.contract._interactions import (
     Interaction,
     InteractionStatus,
     NewEvent,
+    utcnow,
 )
 from midturn.store._base import Store
 
@@ -46,6 +47,12 @@ REQUESTED_EVENT_TYPES: frozenset[str] = frozenset(
 _PAGE = 1000
 
 
+def _event(**fields: Any) -> NewEvent:
+    """An event from fields the runtime built itself (valid by construction): no second
+    validation pass over the interaction it carries."""
+    return NewEvent.model_construct(**fields)
+
+
 def _dump(interaction: Interaction) -> dict[str, Any]:
     return interaction.model_dump(mode="json")
 
@@ -54,7 +61,7 @@ def requested_event(interaction: Interaction, position: int) -> NewEvent:
     kind: EventType = (
         "user_question_requested" if interaction.kind == "ask" else "permission_requested"
     )
-    return NewEvent(
+    return _event(
         type=kind,
         session_id=interaction.session_id,
         turn_id=interaction.turn_id,
@@ -74,7 +81,7 @@ def settled_event(interaction: Interaction) -> NewEvent | None:
         kind = _ASK_SETTLED[status]
     else:
         return None
-    return NewEvent(
+    return _event(
         type=kind,
         session_id=interaction.session_id,
         turn_id=interaction.turn_id,
@@ -85,7 +92,9 @@ def settled_event(interaction: Interaction) -> NewEvent | None:
 
 
 def turn_event(kind: EventType, session_id: str, turn_id: str) -> NewEvent:
-    return NewEvent(type=kind, session_id=session_id, turn_id=turn_id)
+    return _event(
+        type=kind, session_id=session_id, turn_id=turn_id, interaction_id=None, at=utcnow(), data={}
+    )
 
 
 def interaction_from(event: Event) -> Interaction | None:
