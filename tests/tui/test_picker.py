@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -340,3 +341,40 @@ async def test_limits_of_a_question_are_explained_not_submitted(terminal: Make) 
             "tags": {"selected": [1, 2], "text": None},
         }
     }
+
+
+TALL = ask_of(
+    choice(
+        "plan",
+        "Plan",
+        "Which rollout plan should the deployment follow this week?",
+        ["Canary", "Blue-green", "Rolling", "Big bang"],
+        descriptions=[
+            "Send one percent of traffic to the new version first, then ten, then all of it, "
+            "watching the error budget at every step before going further",
+            "Bring up a full second environment, switch the load balancer over at once, and "
+            "keep the old one warm for an hour so a rollback is a single switch",
+            "Replace the instances a few at a time behind the load balancer; slower to "
+            "finish, but it needs no spare capacity at all during the rollout",
+            "Stop everything and start the new version; the fastest, with downtime",
+        ],
+    )
+)
+
+
+async def test_a_short_terminal_folds_descriptions_and_scrolls(terminal: Make) -> None:
+    term = terminal(columns=48, rows=14)
+    task = start(term, TALL)
+    screen = await term.shows("❯ 1. Canary", "Send one percent", "Ctrl-C stop")
+    assert "Bring up a full second environment" not in screen  # folded: not the current row
+    assert re.search(r"↓ \d more", screen)
+    assert all(len(line) <= 48 for line in term.lines)
+    term.press(DOWN)
+    screen = await term.shows("❯ 2. Blue-green", "Bring up a full second")
+    assert "↑ 1 more" in screen and "↓ 3 more" in screen  # scrolled around the cursor
+    assert "Ctrl-C stop" in screen  # the key help stays on screen
+    term.press(DOWN, DOWN)
+    screen = await term.shows("❯ 4. Big bang", "Stop everything")
+    assert "Send one percent" not in screen
+    term.press(ENTER)
+    assert (await task).payload == {"answers": {"plan": {"selected": [3], "text": None}}}

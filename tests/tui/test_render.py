@@ -78,3 +78,16 @@ def test_the_recommended_mark_and_descriptions_are_shown() -> None:
 def test_wrapping_never_overflows(text: str, width: int) -> None:
     for line in wrap_runs([("", text)], width):
         assert text_width("".join(t for _, t in line)) <= max(width, 2)
+
+
+@pytest.mark.parametrize("width", [48, 80, 146])
+def test_a_height_is_kept_by_folding_and_scrolling(width: int) -> None:
+    state = PickerState(wide_ask())
+    full = len(render_picker(state, width))
+    for height in range(12, full + 1):
+        for cursor in range(4):
+            state.drafts[0].cursor = cursor
+            lines = render_picker(state, width, height)
+            assert len(lines) <= height, (height, cursor, plain(lines))
+            assert "Ctrl-C stop" in plain(lines)
+            assert "❯" in plain(lines)  # the current row is always on screen

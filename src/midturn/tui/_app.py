@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from prompt_toolkit.application import Application
+from prompt_toolkit.application import Application, get_app
 from prompt_toolkit.formatted_text import FormattedText, StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings
@@ -54,10 +54,15 @@ STYLE = Style.from_dict(
 
 
 class _Screen(UIControl):
-    """Draws whatever `draw(width)` returns; the width is the terminal's."""
+    """Draws whatever `draw(width, height)` returns for the space the terminal has."""
 
-    def __init__(self, draw: Callable[[int], list[Line]]) -> None:
+    def __init__(self, draw: Callable[[int, int], list[Line]]) -> None:
         self._draw = draw
+
+    @staticmethod
+    def _rows() -> int:
+        """The terminal's rows: the most an inline layout can use."""
+        return get_app().output.get_size().rows
 
     def preferred_width(self, max_available_width: int) -> int | None:
         return None
@@ -69,10 +74,10 @@ class _Screen(UIControl):
         wrap_lines: bool,
         get_line_prefix: Any,
     ) -> int | None:
-        return len(self._draw(width))
+        return len(self._draw(width, self._rows()))
 
     def create_content(self, width: int, height: int) -> UIContent:
-        lines: list[StyleAndTextTuples] = [list(line) for line in self._draw(width)]
+        lines: list[StyleAndTextTuples] = [list(line) for line in self._draw(width, self._rows())]
 
         def get_line(i: int) -> StyleAndTextTuples:
             return lines[i] if i < len(lines) else []
@@ -85,7 +90,7 @@ class _Screen(UIControl):
 
 
 async def run_inline(
-    draw: Callable[[int], list[Line]],
+    draw: Callable[[int, int], list[Line]],
     bindings: KeyBindings,
     *,
     summary: Callable[[T, int], list[Line]] | None,

@@ -88,8 +88,9 @@ class PermissionState:
             self.message = self.message[:-1]
 
 
-def render_permission(state: PermissionState, width: int) -> list[Line]:
-    """The permission picker for `width` columns."""
+def render_permission(state: PermissionState, width: int, height: int | None = None) -> list[Line]:
+    """The permission picker for `width` columns; open details are capped at
+    `DETAIL_LINES` lines, fewer when `height` is short."""
     width = max(width, MIN_WIDTH)
     request = state.request
     lines = wrap_runs(
@@ -123,9 +124,12 @@ def render_permission(state: PermissionState, width: int) -> list[Line]:
     if state.show_details and request.details:
         detail = wrap_runs([("class:description", sanitize(request.details))], width - 2)
         lines.append([])
-        lines.extend([("", "  "), *line] for line in detail[:DETAIL_LINES])
-        if len(detail) > DETAIL_LINES:
-            hidden = len(detail) - DETAIL_LINES
+        room = (
+            DETAIL_LINES if height is None else max(3, min(DETAIL_LINES, height - len(lines) - 5))
+        )
+        lines.extend([("", "  "), *line] for line in detail[:room])
+        if len(detail) > room:
+            hidden = len(detail) - room
             lines.extend(wrap_runs([("class:hint", f"  … {hidden} more lines")], width))
     lines.append([])
     keys = ["↑↓ move", "Enter choose", "type to deny with a reason", "Ctrl-C stop"]
@@ -198,8 +202,8 @@ async def pick_permission(
             text += f" ({sanitize(choice.message, multiline=False)})"
         return wrap_runs([("class:done", "✔ "), ("", text)], width)
 
-    def draw(width: int) -> list[Line]:
-        return render_permission(state, width)
+    def draw(width: int, height: int) -> list[Line]:
+        return render_permission(state, width, height)
 
     result: PermissionChoice = await run_inline(
         draw, kb, summary=summary, input=input, output=output

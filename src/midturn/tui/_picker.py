@@ -147,8 +147,8 @@ async def pick(
         if not event.app.is_done:
             event.app.exit(result=state)
 
-    def draw(width: int) -> list[Line]:
-        return render_picker(state, width)
+    def draw(width: int, height: int) -> list[Line]:
+        return render_picker(state, width, height)
 
     def summary(done: PickerState, width: int) -> list[Line]:
         return summary_lines(done, width) if leave_summary else []

@@ -151,10 +151,13 @@ def _help(state: PickerState) -> list[str]:
     return keys
 
 
-def _option_rows(state: PickerState, width: int) -> list[Line]:
+def _option_rows(state: PickerState, width: int, *, compact: bool = False) -> list[list[Line]]:
+    """One group of lines per row. `compact` shows only the current row's description."""
     question, draft = state.question, state.draft
-    lines: list[Line] = []
+    groups: list[list[Line]] = []
     for row, kind in enumerate(state.rows()):
+        lines: list[Line] = []
+        groups.append(lines)
         here = row == draft.cursor
         pointer: Fragment = ("class:pointer", "❯ ") if here else ("", "  ")
         style = "class:current" if here else "class:option"
@@ -168,7 +171,7 @@ def _option_rows(state: PickerState, width: int) -> list[Line]:
             if question.recommended == row:
                 runs.append(("class:recommended", " (recommended)"))
             lines.extend(block(prefix, runs, width))
-            if option.description:
+            if option.description and (here or not compact):
                 indent = sum(text_width(text) for _, text in prefix)
                 lines.extend(
                     block(
@@ -193,6 +196,38 @@ def _option_rows(state: PickerState, width: int) -> list[Line]:
         else:
             count = len(draft.chosen) + (1 if draft.text.strip() else 0)
             lines.extend(block([pointer], [(style, f"Done ({count} chosen)")], width))
+    return groups
+
+
+def _window(groups: list[list[Line]], current: int, budget: int) -> list[Line]:
+    """The row groups around `current` that fit in `budget` lines, with a marker line
+    for the rows left out above and below."""
+    total = sum(len(group) for group in groups)
+    if total <= budget:
+        return [line for group in groups for line in group]
+    if len(groups[current]) + 2 > budget:  # even the current row alone is too tall
+        keep = max(1, budget - 2)
+        groups = [*groups[:current], groups[current][:keep], *groups[current + 1 :]]
+    first = last = current
+    used = len(groups[current]) + 2  # the two marker lines
+    while True:
+        grown = False
+        if last + 1 < len(groups) and used + len(groups[last + 1]) <= budget:
+            last += 1
+            used += len(groups[last])
+            grown = True
+        if first > 0 and used + len(groups[first - 1]) <= budget:
+            first -= 1
+            used += len(groups[first])
+            grown = True
+        if not grown:
+            break
+    lines: list[Line] = []
+    if first > 0:
+        lines.append([("class:hint", f"  ↑ {first} more")])
+    lines.extend(line for group in groups[first : last + 1] for line in group)
+    if last + 1 < len(groups):
+        lines.append([("class:hint", f"  ↓ {len(groups) - last - 1} more")])
     return lines
 
 
@@ -209,16 +244,21 @@ def _text_field(state: PickerState, width: int) -> list[Line]:
     return block([("class:pointer", "❯ ")], runs, width)
 
 
-def _question_screen(state: PickerState, width: int) -> list[Line]:
+def _question_screen(state: PickerState, width: int, budget: int | None) -> list[Line]:
+    """The question; when `budget` lines are not enough for every row, descriptions
+    other than the current one fold away, then rows scroll around the cursor."""
     question = state.question
     lines = wrap_runs(_chip(state), width)
     lines.extend(wrap_runs([("class:question", sanitize(question.question))], width))
     lines.append([])
     if question.kind == "text":
-        lines.extend(_text_field(state, width))
-    else:
-        lines.extend(_option_rows(state, width))
-    return lines
+        return lines + _text_field(state, width)
+    groups = _option_rows(state, width)
+    rows_budget = None if budget is None else max(3, budget - len(lines))
+    if rows_budget is not None and sum(map(len, groups)) > rows_budget:
+        groups = _option_rows(state, width, compact=True)
+        return lines + _window(groups, state.draft.cursor, rows_budget)
+    return lines + [line for group in groups for line in group]
 
 
 def _review_screen(state: PickerState, width: int) -> list[Line]:
@@ -253,17 +293,19 @@ def _review_screen(state: PickerState, width: int) -> list[Line]:
     return lines
 
 
-def render_picker(state: PickerState, width: int) -> list[Line]:
-    """The whole picker for `width` columns: the screen, any notice, the key help."""
+def render_picker(state: PickerState, width: int, height: int | None = None) -> list[Line]:
+    """The whole picker for `width` columns: the screen, any notice, the key help. With
+    `height`, long option lists fold and scroll to fit that many lines."""
     width = max(width, MIN_WIDTH)
-    if state.phase == "review":
-        lines = _review_screen(state, width)
-        keys = ["Enter submit or change", "↑↓ move", "← back", "Ctrl-C stop"]
-    else:
-        lines = _question_screen(state, width)
-        keys = _help(state)
+    tail: list[Line] = []
     if state.notice:
-        lines.extend(wrap_runs([("class:notice", state.notice)], width))
-    lines.append([])
-    lines.extend(help_lines(keys, width))
-    return lines
+        tail.extend(wrap_runs([("class:notice", state.notice)], width))
+    tail.append([])
+    if state.phase == "review":
+        tail.extend(
+            help_lines(["Enter submit or change", "↑↓ move", "← back", "Ctrl-C stop"], width)
+        )
+        return _review_screen(state, width) + tail
+    tail.extend(help_lines(_help(state), width))
+    budget = None if height is None else height - len(tail)
+    return _question_screen(state, width, budget) + tail
