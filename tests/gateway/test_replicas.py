@@ -351,11 +351,6 @@ async def test_pending_asks_stay_answerable_after_every_replica_restarts(
             assert waited.json()["interaction"]["status"] == "answered"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the runtime arms deadlines only for asks it parked itself, and for pending "
-    "asks at start; a replica does not arm them for asks another replica parked",
-)
 async def test_a_surviving_replica_times_out_the_asks_of_a_killed_one(launch: Launch) -> None:
     replica_a, replica_b = await asyncio.gather(launch(), launch())
     session = await new_session(replica_a)
