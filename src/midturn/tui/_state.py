@@ -14,12 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from midturn.contract._models import Ask, Question
+from midturn.contract._models import Ask, Limits, Question
 
 __all__ = ["SECRET_DOTS", "Draft", "PickerState", "RepeatGuard"]
 
-MAX_TYPED = 100_000
-"""Typing stops here (the hard cap on typed answers); parse_answer applies the ask's own."""
+MAX_TYPED = Limits().max_text_chars
+"""Typing stops here: the default limit on typed answers, so a typed answer is never
+refused for its length by a host on default limits."""
 
 SECRET_DOTS = "••••••"
 """How a secret answer shows once typed: never its value, never its length."""
