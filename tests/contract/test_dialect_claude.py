@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import midturn
 
 from . import _payloads as p
@@ -79,3 +81,10 @@ def test_other_outcomes_read_as_the_canonical_sentences() -> None:
     timed_out = midturn.render(uniform(ask(), "timed_out", "timed_out"), dialect="claude")
     assert timed_out.text.startswith("The user did not answer the questions in time.")
     assert timed_out.is_error is False
+
+
+def test_a_malformed_multiselect_is_named_as_multiselect() -> None:
+    bad = {"questions": [{**p.CLAUDE["questions"][0], "multiSelect": "yes"}]}
+    with pytest.raises(midturn.InvalidAsk) as caught:
+        midturn.parse_ask(bad, dialect="claude")
+    assert [problem.path for problem in caught.value.problems] == ["questions[0].multiSelect"]

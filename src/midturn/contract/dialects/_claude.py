@@ -55,7 +55,7 @@ _FOREIGN = CANONICAL_QUESTION_KEYS | {"id", "multi", "recommended"}
 
 
 def _question(raw: dict[str, Any]) -> dict[str, Any]:
-    if "multiSelect" in raw and "multi" not in raw:
+    if isinstance(raw.get("multiSelect"), bool) and "multi" not in raw:  # else validation words it
         question = dict(raw)
         question["multi"] = question.pop("multiSelect")
         return question
