@@ -236,9 +236,11 @@ async def test_an_answer_through_b_wakes_the_waiter_and_the_stream_on_a(launch: 
 
     async with (
         EventStream(replica_a, session["answer_token"], session["session_id"]) as stream,
+        EventStream(replica_b, session["answer_token"], session["session_id"]) as stream_b,
         replica_a.client(session["agent_token"]) as agent,
     ):
         requested = await stream.until("user_question_requested", ask["id"])
+        assert await stream_b.until("user_question_requested", ask["id"]) == requested
         waiter = asyncio.create_task(agent.get(f"/v1/asks/{ask['id']}", params={"wait": 60}))
         await until_waiting(replica_a, 1)
 
@@ -249,6 +251,7 @@ async def test_an_answer_through_b_wakes_the_waiter_and_the_stream_on_a(launch: 
 
         waited = await asyncio.wait_for(waiter, SAFETY_S)
         announced = await stream.until("user_question_answered", ask["id"])
+        assert await stream_b.until("user_question_answered", ask["id"]) == announced
 
     assert waited.status_code == 200
     body = waited.json()
@@ -368,3 +371,61 @@ async def test_a_surviving_replica_times_out_the_asks_of_a_killed_one(launch: La
         waited = await agent.get(f"/v1/asks/{ask['id']}", params={"wait": 5})
 
     assert waited.json()["interaction"]["status"] == "timed_out"
+
+
+async def test_stopping_a_turn_through_b_cancels_what_a_parked_and_wakes_its_waiter(
+    launch: Launch,
+) -> None:
+    replica_a, replica_b = await asyncio.gather(launch(), launch())
+    session = await new_session(replica_a)
+    ask = await create_ask(replica_a, session)
+
+    async with replica_a.client(session["agent_token"]) as agent:
+        waiter = asyncio.create_task(agent.get(f"/v1/asks/{ask['id']}", params={"wait": 60}))
+        await until_waiting(replica_a, 1)
+        async with replica_b.client(session["answer_token"]) as answerer:
+            stopped = await answerer.post(f"/v1/sessions/{session['session_id']}/turns/turn-1/stop")
+        waited = await asyncio.wait_for(waiter, SAFETY_S)
+
+    assert stopped.status_code == 200, stopped.text
+    assert [item["id"] for item in stopped.json()["cancelled"]] == [ask["id"]]
+    assert waited.json()["interaction"]["status"] == "cancelled"
+
+
+async def test_a_permission_decided_through_b_reaches_a_and_allow_for_turn_holds_on_a(
+    launch: Launch,
+) -> None:
+    replica_a, replica_b = await asyncio.gather(launch(), launch())
+    session = await new_session(replica_a)
+    request = {"tool": "shell", "summary": "make deploy", "risk": "high", "turn_id": "turn-1"}
+
+    async with (
+        replica_a.client(session["agent_token"]) as agent,
+        replica_b.client(session["answer_token"]) as answerer,
+    ):
+        created = await agent.post(
+            f"/v1/sessions/{session['session_id']}/permissions",
+            json={**request, "tool_call_id": "call-1"},
+        )
+        assert created.status_code == 201, created.text
+        permission = created.json()["interaction"]
+        waiter = asyncio.create_task(
+            agent.get(f"/v1/permissions/{permission['id']}", params={"wait": 60})
+        )
+        await until_waiting(replica_a, 1)
+        decided = await answerer.post(
+            f"/v1/permissions/{permission['id']}/decision", json={"decision": "allow_for_turn"}
+        )
+        waited = await asyncio.wait_for(waiter, SAFETY_S)
+        # The same tool again in the same turn, asked through A: allowed without asking.
+        again = await agent.post(
+            f"/v1/sessions/{session['session_id']}/permissions",
+            json={**request, "tool_call_id": "call-2"},
+        )
+
+    assert decided.status_code == 200, decided.text
+    assert waited.json()["interaction"]["status"] == "allowed"
+    assert waited.json()["interaction"]["decision"]["decision"] == "allow_for_turn"
+    assert again.status_code == 201, again.text
+    assert again.json()["interaction"]["status"] == "allowed"
+    assert again.json()["interaction"]["decision"]["auto"] is True
