@@ -172,9 +172,14 @@ async def _ask_here(ask: Ask, timeout_s: float | None, as_json: bool) -> int:
         while True:
             left = None if deadline is None else max(0.0, deadline - loop.time())
             try:
-                picked = await asyncio.wait_for(
-                    pick(ask, input=term.input, output=term.output, repeat_window_s=window), left
+                shown = pick(
+                    ask,
+                    input=term.input,
+                    output=term.output,
+                    repeat_window_s=window,
+                    time_left_s=left,
                 )
+                picked = await asyncio.wait_for(shown, left)
             except TimeoutError:
                 term.say("⏱ Timed out.")
                 return _report(timeout_result(ask), as_json)

@@ -378,3 +378,14 @@ async def test_a_short_terminal_folds_descriptions_and_scrolls(terminal: Make) -
     assert "Send one percent" not in screen
     term.press(ENTER)
     assert (await task).payload == {"answers": {"plan": {"selected": [3], "text": None}}}
+
+
+async def test_a_timed_ask_counts_down(terminal: Make) -> None:
+    now = [50.0]
+    term = terminal()
+    task = start(term, ask_of(DB), clock=lambda: now[0], time_left_s=30)
+    await term.shows("Database ⏱ 30 s left")
+    now[0] += 10.2
+    await term.shows("⏱ 20 s left")  # redrawn by itself, no key pressed
+    term.press(CTRL_C)
+    await task

@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
-from midturn.contract._interactions import Decision, Event, Interaction
+from midturn.contract._interactions import Decision, Event, Interaction, utcnow
 from midturn.errors import AlreadySettled, InvalidAnswer, UsageError
 from midturn.tui._permission import PermissionChoice, pick_permission
 from midturn.tui._picker import DEFAULT_REPEAT_WINDOW_S, PickerResult, pick
@@ -126,7 +126,16 @@ async def _show(
     item: Interaction, term: TerminalIO, window: float
 ) -> PickerResult | PermissionChoice:
     if item.kind == "ask" and item.ask is not None:
-        return await pick(item.ask, input=term.input, output=term.output, repeat_window_s=window)
+        left = None
+        if item.deadline is not None:
+            left = max(0.0, (item.deadline - utcnow()).total_seconds())
+        return await pick(
+            item.ask,
+            input=term.input,
+            output=term.output,
+            repeat_window_s=window,
+            time_left_s=left,
+        )
     if item.permission is None:
         raise UsageError(f"interaction {item.id} carries neither an ask nor a permission")
     return await pick_permission(

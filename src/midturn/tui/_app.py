@@ -49,6 +49,7 @@ STYLE = Style.from_dict(
         "risk.high": "ansired bold reverse",
         "done": "ansigreen",
         "stopped": "ansired",
+        "timer": "ansiyellow",
     }
 )
 
@@ -96,6 +97,7 @@ async def run_inline(
     summary: Callable[[T, int], list[Line]] | None,
     input: Input | None,
     output: Output | None,
+    refresh_interval: float | None = None,
 ) -> T:
     """Run the inline screen until a key binding calls `app.exit(result=...)`.
 
@@ -111,6 +113,7 @@ async def run_inline(
         mouse_support=False,
         input=input,
         output=output,
+        refresh_interval=refresh_interval,
     )
     app.ttimeoutlen = 0.05  # a lone Esc acts at once instead of after half a second
     task = asyncio.ensure_future(app.run_async(handle_sigint=False))

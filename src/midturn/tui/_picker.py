@@ -129,6 +129,7 @@ async def pick(
     repeat_window_s: float = DEFAULT_REPEAT_WINDOW_S,
     leave_summary: bool = True,
     clock: Callable[[], float] = time.monotonic,
+    time_left_s: float | None = None,
 ) -> PickerResult:
     """Show `ask` in the terminal and return what the person answered.
 
@@ -138,23 +139,36 @@ async def pick(
 
     `repeat_window_s` is how long a repeat of Enter or Esc is ignored after that key moved
     the picker on (and after the picker opens, so typeahead cannot pick); 0 turns it off.
-    `clock` is the time source for that guard.
+    `clock` is the time source for that guard and the countdown.
+
+    `time_left_s` (default: the ask's own `timeout_s`) shows a countdown in the header.
+    The picker does not end itself when it runs out: whoever owns the timeout settles the
+    ask and cancels the picker.
     """
     state = PickerState(ask, repeat_window_s=repeat_window_s)
     state.guard.armed("enter", clock())  # typeahead Enter must not pick
+    seconds = time_left_s if time_left_s is not None else ask.timeout_s
+    deadline = None if seconds is None else clock() + seconds
 
     def finish(event: KeyPressEvent) -> None:
         if not event.app.is_done:
             event.app.exit(result=state)
 
     def draw(width: int, height: int) -> list[Line]:
+        if deadline is not None:
+            state.time_left = max(0.0, deadline - clock())
         return render_picker(state, width, height)
 
     def summary(done: PickerState, width: int) -> list[Line]:
         return summary_lines(done, width) if leave_summary else []
 
     done: PickerState = await run_inline(
-        draw, _bindings(state, finish, clock), summary=summary, input=input, output=output
+        draw,
+        _bindings(state, finish, clock),
+        summary=summary,
+        input=input,
+        output=output,
+        refresh_interval=None if deadline is None else 0.5,
     )
     text = tuple("".join(t for _, t in line) for line in summary_lines(done))
     return PickerResult(None if done.phase == "stopped" else done.payload(), text)

@@ -7,6 +7,7 @@ All model text is sanitized here, on its way to the screen.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 
@@ -115,6 +116,8 @@ def _chip(state: PickerState) -> list[Fragment]:
         runs.append(("class:progress", f"  {state.index + 1}/{len(state.ask.questions)}"))
     if question.multi:
         runs.append(("class:hint", "  choose any"))
+    if state.time_left is not None:
+        runs.append(("class:timer", f"  ⏱ {math.ceil(state.time_left)} s left"))
     return runs
 
 

@@ -82,6 +82,7 @@ class PickerState:
         self.reviewed = False  # once the review was seen, confirming returns to it
         self.notice: str | None = None
         self.guard = RepeatGuard(repeat_window_s)
+        self.time_left: float | None = None  # seconds until the ask times out, if it does
 
     # -- reading --------------------------------------------------------------------
 
