@@ -23,8 +23,8 @@ from midturn.contract._models import AskResult
 from midturn.errors import UsageError
 from midturn.store import Store, open_store
 
-from .conftest import POSTGRES_URL
 from ._data import RESULT, SECRET, answered, make_ask, note, requested
+from .conftest import POSTGRES_URL
 
 asyncpg = pytest.importorskip("asyncpg")
 
