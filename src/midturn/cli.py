@@ -300,6 +300,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="midturn",
         description="Let an agent stop mid-turn, ask a few bounded questions, and go on.",
     )
+    from midturn import __version__
+
+    parser.add_argument("--version", action="version", version=f"midturn {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="run the gateway and the web inbox")
