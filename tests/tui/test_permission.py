@@ -7,6 +7,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from midturn import PermissionRequest
 from midturn.tui import PermissionChoice, pick_permission
 
@@ -97,3 +99,25 @@ async def test_typeahead_enter_cannot_approve(terminal: Make) -> None:
     now[0] += 1
     term.press(ENTER)
     assert await task == PermissionChoice("deny")
+
+
+@pytest.mark.parametrize("columns", [48, 80, 146])
+async def test_legible_at_common_widths(terminal: Make, columns: int) -> None:
+    summary = (
+        "Apply the generated migration 0042_add_invoice_ledger to the production "
+        "database cluster, locking the invoices table for roughly two minutes"
+    )
+    request = PermissionRequest(
+        tool="Database",
+        summary=summary,
+        risk="medium",
+        details="ALTER TABLE invoices ADD COLUMN ledger_id bigint;",
+    )
+    term = terminal(columns=columns)
+    task = start(term, request)
+    screen = await term.shows("Permission", "risk: medium", "Ctrl-C stop")
+    assert all(len(line) <= columns for line in term.lines)
+    words = screen.split()
+    assert all(word in words for word in summary.split()), screen
+    term.press(CTRL_C)
+    await task
