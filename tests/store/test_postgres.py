@@ -15,6 +15,7 @@ import os
 import socket
 import uuid
 from collections.abc import AsyncIterator, Callable
+from urllib.parse import urlencode
 
 import pytest
 
@@ -354,3 +355,16 @@ async def test_settle_results_keep_their_shape_across_stores(pair: tuple[Store, 
     stored = await replica_a.get_interaction("i1")
     assert stored == outcome.interaction
     assert stored is not None and stored.result == skipped
+
+
+async def test_a_schema_name_that_needs_quoting_works(url: str) -> None:
+    schema = f'Odd "Name" {uuid.uuid4().hex[:6]}'
+    odd_url = f"{POSTGRES_URL}?{urlencode({'schema': schema})}"
+    try:
+        async with open_store(odd_url) as store:
+            await store.create_interaction(make_ask("i1"), [requested(make_ask("i1"))])
+            assert [event.id for event in await store.read_events()] == [1]
+        quoted = '"' + schema.replace('"', '""') + '"'
+        assert await admin(f"SELECT count(*) FROM {quoted}.midturn_interactions") == 1
+    finally:
+        await admin(f'DROP SCHEMA IF EXISTS "{schema.replace(chr(34), chr(34) * 2)}" CASCADE')
