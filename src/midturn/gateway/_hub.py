@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from midturn.contract._interactions import Event
 from midturn.runtime import Runtime
@@ -35,9 +35,12 @@ class _Subscriber:
 
 
 class EventHub:
-    def __init__(self, runtime: Runtime, store: Store) -> None:
+    def __init__(
+        self, runtime: Runtime, store: Store, on_event: Callable[[Event], None] | None = None
+    ) -> None:
         self._runtime = runtime
         self._store = store
+        self._on_event = on_event
         self._subscribers: set[_Subscriber] = set()
         self._task: asyncio.Task[None] | None = None
         self._started = asyncio.Event()
@@ -54,6 +57,8 @@ class EventHub:
             events = self._runtime.events(after=newest, follow=True)
             self._started.set()
             async for event in events:
+                if self._on_event is not None:
+                    self._on_event(event)
                 for subscriber in list(self._subscribers):
                     if subscriber.session_id not in (None, event.session_id):
                         continue

@@ -9,7 +9,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Query
 
-from midturn.contract._interactions import Interaction
 from midturn.gateway._auth import Principal
 from midturn.gateway._state import MAX_WAIT_S, Caller, GatewayState, State
 from midturn.gateway._views import (
@@ -56,26 +55,29 @@ async def create_ask(
         dialect=body.dialect,
         tool_call_id=body.tool_call_id,
     )
-    out = await read_interaction(state, caller, interaction, wait)
+    state.remember(interaction)
+    if interaction.pending and wait == 0:
+        out = interaction_out(interaction, with_secrets=True)
+    else:
+        out = await read_interaction(state, caller, interaction.id, wait)
     return ModelResponse(out, 201 if created else 200)
 
 
 async def read_interaction(
-    state: GatewayState, caller: Principal, found: Interaction, wait: float
+    state: GatewayState, caller: Principal, interaction_id: str, wait: float
 ) -> InteractionOut:
     """The interaction, after waiting up to `wait` seconds for it to settle (cut short
-    when the server shuts down). Through the runtime's `wait`, an ask answered in this
-    process comes back with its secret values, which only the asking side receives."""
-    interaction = found
-    if found.pending and wait > 0:
+    when the server shuts down). Read through the runtime's `wait`, so an ask answered in
+    this process comes back with its secret values, which only the asking side gets."""
+    if wait > 0:
         state.metrics.waiting_requests += 1
         try:
-            waited = await state.until_closing(state.runtime.wait(found.id, timeout=wait))
+            waited = await state.until_closing(state.runtime.wait(interaction_id, timeout=wait))
         finally:
             state.metrics.waiting_requests -= 1
-        interaction = waited if waited is not None else await state.runtime.get(found.id)
-    elif not found.pending and caller.role != "answer" and found.kind == "ask":
-        interaction = await state.runtime.wait(found.id, timeout=0)
+        interaction = waited if waited is not None else await state.runtime.get(interaction_id)
+    else:
+        interaction = await state.runtime.wait(interaction_id, timeout=0)
     return interaction_out(interaction, with_secrets=caller.role != "answer")
 
 
@@ -84,8 +86,8 @@ async def get_ask(
     state: State, caller: Caller, interaction_id: InteractionId, wait: Wait = 0
 ) -> ModelResponse:
     """The ask, its status and result; `wait` long-polls up to 60 s for it to settle."""
-    found = await state.interaction(interaction_id, "ask", caller, "read this ask")
-    return ModelResponse(await read_interaction(state, caller, found, wait))
+    await state.check(interaction_id, "ask", caller, "read this ask")
+    return ModelResponse(await read_interaction(state, caller, interaction_id, wait))
 
 
 @router.post("/asks/{interaction_id}/answer", response_model=AnswerOut)
@@ -98,7 +100,7 @@ async def answer_ask(
     """Answer an ask leniently. 409 when already settled differently, 422 when the answer
     has no sound reading (the ask stays pending)."""
     caller.require({"answer"}, "answer asks")
-    await state.interaction(interaction_id, "ask", caller, "answer asks")
+    await state.check(interaction_id, "ask", caller, "answer asks")
     settled = await state.runtime.answer(interaction_id, payload, by=caller.role)
     interaction = settled.interaction
     if not settled.duplicate:
@@ -112,7 +114,7 @@ async def answer_ask(
 async def cancel_ask(state: State, caller: Caller, interaction_id: InteractionId) -> ModelResponse:
     """Cancel one pending ask."""
     caller.require({"agent"}, "cancel a single ask (stop the turn instead)")
-    await state.interaction(interaction_id, "ask", caller, "cancel asks")
+    await state.check(interaction_id, "ask", caller, "cancel asks")
     settled = await state.runtime.cancel(interaction_id, by=caller.role)
     interaction = settled.interaction
     if not settled.duplicate:

@@ -50,7 +50,11 @@ async def request_permission(
         tool_call_id=body.tool_call_id,
         timeout_s=body.timeout_s,
     )
-    out = await read_interaction(state, caller, interaction, wait)
+    state.remember(interaction)
+    if interaction.pending and wait == 0:
+        out = InteractionOut(interaction=interaction)
+    else:
+        out = await read_interaction(state, caller, interaction.id, wait)
     return ModelResponse(out, 201 if created else 200)
 
 
@@ -62,8 +66,8 @@ async def get_permission(
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0,
 ) -> ModelResponse:
     """The permission and its decision; `wait` long-polls up to 60 s for it to settle."""
-    found = await state.interaction(interaction_id, "permission", caller, "read this permission")
-    return ModelResponse(await read_interaction(state, caller, found, wait))
+    await state.check(interaction_id, "permission", caller, "read this permission")
+    return ModelResponse(await read_interaction(state, caller, interaction_id, wait))
 
 
 @router.post("/permissions/{interaction_id}/decision", response_model=SettledOut)
@@ -72,7 +76,7 @@ async def decide_permission(
 ) -> ModelResponse:
     """Allow, deny (with a message for the model) or allow for the rest of the turn."""
     caller.require({"answer"}, "decide permissions")
-    await state.interaction(interaction_id, "permission", caller, "decide permissions")
+    await state.check(interaction_id, "permission", caller, "decide permissions")
     settled = await state.runtime.decide(
         interaction_id, body.decision, message=body.message, by=caller.role
     )

@@ -64,14 +64,20 @@ async def session_queue(
     """The session's pending interactions, head first."""
     caller.require({"agent", "answer"}, "read this session's queue", session_id)
     await state.authority.session(session_id)
-    return ModelResponse(InteractionList(interactions=await state.runtime.queue(session_id)))
+    pending = await state.runtime.queue(session_id)
+    for interaction in pending:
+        state.remember(interaction)
+    return ModelResponse(InteractionList(interactions=pending))
 
 
 @router.get("/inbox", response_model=InteractionList, tags=["sessions"])
 async def inbox(state: State, caller: Caller) -> ModelResponse:
     """Every pending interaction of every session, oldest first (admin only)."""
     caller.require(set(), "read the inbox of every session")
-    return ModelResponse(InteractionList(interactions=await state.runtime.inbox()))
+    pending = await state.runtime.inbox()
+    for interaction in pending:
+        state.remember(interaction)
+    return ModelResponse(InteractionList(interactions=pending))
 
 
 @router.post(

@@ -4,6 +4,7 @@ hand it (and the caller's identity) to the routes."""
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Annotated, TypeVar
@@ -11,7 +12,7 @@ from typing import Annotated, TypeVar
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from midturn.contract._interactions import Interaction, InteractionKind
+from midturn.contract._interactions import Event, Interaction, InteractionKind
 from midturn.errors import NotFound
 from midturn.gateway._auth import Principal, TokenAuthority, bearer_token
 from midturn.gateway._hub import EventHub
@@ -29,6 +30,11 @@ __all__ = [
 T = TypeVar("T")
 
 MAX_WAIT_S = 60.0
+_OWNERS_KEPT = 100_000
+_REQUESTED: dict[str, InteractionKind] = {
+    "user_question_requested": "ask",
+    "permission_requested": "permission",
+}
 
 
 @dataclass
@@ -40,33 +46,56 @@ class GatewayState:
     metrics: Metrics = field(default_factory=Metrics)
     closing: asyncio.Event = field(default_factory=asyncio.Event)
     hub: EventHub = field(init=False)
+    _owners: OrderedDict[str, tuple[InteractionKind, str]] = field(
+        init=False, default_factory=OrderedDict
+    )
 
     def __post_init__(self) -> None:
-        self.hub = EventHub(self.runtime, self.store)
+        self.hub = EventHub(self.runtime, self.store, on_event=self._heard)
+
+    def _heard(self, event: Event) -> None:
+        kind = _REQUESTED.get(event.type)
+        if kind is not None and event.interaction_id is not None:
+            self._owners[event.interaction_id] = (kind, event.session_id)
+            while len(self._owners) > _OWNERS_KEPT:
+                self._owners.popitem(last=False)
 
     async def aclose(self) -> None:
         """End every stream and long-poll, and stop the event hub."""
         self.closing.set()
         await self.hub.aclose()
 
-    async def interaction(
+    def remember(self, interaction: Interaction) -> None:
+        """Note whose an interaction is. Its kind and session never change, so routes
+        can check a caller against this without reading the store again."""
+        self._owners[interaction.id] = (interaction.kind, interaction.session_id)
+        self._owners.move_to_end(interaction.id)
+        while len(self._owners) > _OWNERS_KEPT:
+            self._owners.popitem(last=False)
+
+    async def check(
         self, interaction_id: str, kind: InteractionKind, principal: Principal, action: str
-    ) -> Interaction:
-        """The interaction by id, checked to be of `kind` and in the caller's session."""
-        try:
-            found = await self.runtime.get(interaction_id)
-        except NotFound:
-            found = None
-        if found is None or found.kind != kind:
-            other = "permission" if kind == "ask" else "ask"
-            hint = (
-                f" (it is a {other}: use /v1/{other}s/{interaction_id})"
-                if found is not None
-                else "; check the id returned when it was created"
+    ) -> None:
+        """Raise `NotFound` unless `interaction_id` is a `kind`, and `Forbidden` unless
+        it is in a session the caller reaches."""
+        owner = self._owners.get(interaction_id)
+        if owner is None:
+            try:
+                found = await self.runtime.get(interaction_id)
+            except NotFound:
+                raise NotFound(
+                    f"no {kind} with id {interaction_id!r}; check the id returned when it "
+                    "was created"
+                ) from None
+            self.remember(found)
+            owner = (found.kind, found.session_id)
+        found_kind, session_id = owner
+        if found_kind != kind:
+            raise NotFound(
+                f"no {kind} with id {interaction_id!r} (it is a {found_kind}: use "
+                f"/v1/{found_kind}s/{interaction_id})"
             )
-            raise NotFound(f"no {kind} with id {interaction_id!r}{hint}")
-        principal.require({"agent", "answer"}, action, found.session_id)
-        return found
+        principal.require({"agent", "answer"}, action, session_id)
 
     async def until_closing(self, work: Awaitable[T]) -> T | None:
         """Run `work` unless the server starts shutting down first (then None)."""
