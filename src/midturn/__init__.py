@@ -1,9 +1,12 @@
 """midturn: let an AI agent stop mid-turn, ask its user a few bounded, structured
 questions, and continue the same turn with the answers."""
 
+from midturn.client import AsyncClient, Client
 from midturn.contract import (
+    DIALECTS,
     HARD_LIMITS,
     SECRET_MARK,
+    SYSTEM_PROMPT,
     Ask,
     AskResult,
     Event,
@@ -15,9 +18,11 @@ from midturn.contract import (
     Question,
     QuestionAnswer,
     ToolOutput,
+    get_dialect,
     parse_answer,
     parse_ask,
     render,
+    tool_spec,
 )
 from midturn.errors import (
     AlreadySettled,
@@ -31,17 +36,21 @@ from midturn.errors import (
     Unauthorized,
     UsageError,
 )
-from midturn.runtime import Runtime, Settled
+from midturn.runtime import Runtime, Settled, Turn
 from midturn.store import Store, open_store
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DIALECTS",
     "HARD_LIMITS",
     "SECRET_MARK",
+    "SYSTEM_PROMPT",
     "AlreadySettled",
     "Ask",
     "AskResult",
+    "AsyncClient",
+    "Client",
     "Event",
     "Forbidden",
     "GatewayError",
@@ -61,10 +70,14 @@ __all__ = [
     "Settled",
     "Store",
     "ToolOutput",
+    "Turn",
     "Unauthorized",
     "UsageError",
+    "__version__",
+    "get_dialect",
     "open_store",
     "parse_answer",
     "parse_ask",
     "render",
+    "tool_spec",
 ]

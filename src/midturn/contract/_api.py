@@ -23,10 +23,11 @@ def parse_ask(tool_input: Any, dialect: str = "midturn", *, limits: Limits | Non
     return build_ask(canonical, limits=limits or chosen.limits, dialect=chosen.name)
 
 
-def parse_answer(ask: Ask, payload: Any) -> AskResult:
+def parse_answer(ask: Ask, payload: Any, *, limits: Limits | None = None) -> AskResult:
     """Read a client's answer leniently (SPEC §2.4). Raises `InvalidAnswer` only where
-    there is no sound reading; the ask is then still pending."""
-    return _parse_answer(ask, payload)
+    there is no sound reading; the ask is then still pending. `limits` bounds typed text
+    (`max_text_chars`); the defaults apply when it is not given."""
+    return _parse_answer(ask, payload, limits=limits)
 
 
 def render(result: AskResult, dialect: str = "midturn") -> ToolOutput:

@@ -41,8 +41,16 @@ InteractionStatus = Literal[
     "denied",
 ]
 TERMINAL_STATUSES: frozenset[str] = frozenset(
-    {"answered", "skipped", "redirected", "timed_out", "cancelled", "unavailable", "allowed",
-     "denied"}
+    {
+        "answered",
+        "skipped",
+        "redirected",
+        "timed_out",
+        "cancelled",
+        "unavailable",
+        "allowed",
+        "denied",
+    }
 )
 PERMISSION_STATUSES: frozenset[str] = frozenset(
     {"allowed", "denied", "timed_out", "cancelled", "unavailable"}

@@ -17,8 +17,10 @@ def open_store(url: str) -> Store:
     """
     scheme, sep, _ = url.partition("://")
     if not sep:
-        raise UsageError(f"store URL {url!r} has no scheme; use memory://, sqlite:///path "
-                         "or postgresql://user@host/db")
+        raise UsageError(
+            f"store URL {url!r} has no scheme; use memory://, sqlite:///path "
+            "or postgresql://user@host/db"
+        )
     if scheme == "memory":
         from midturn.store._memory import MemoryStore
 
@@ -37,5 +39,7 @@ def open_store(url: str) -> Store:
         from midturn.store._postgres import PostgresStore
 
         return PostgresStore(url)
-    raise UsageError(f"unknown store scheme {scheme!r}; use memory://, sqlite:///path "
-                     "or postgresql://user@host/db")
+    raise UsageError(
+        f"unknown store scheme {scheme!r}; use memory://, sqlite:///path "
+        "or postgresql://user@host/db"
+    )

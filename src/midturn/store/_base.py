@@ -141,8 +141,7 @@ class Store(abc.ABC):
     async def get_interaction(self, interaction_id: str) -> Interaction | None: ...
 
     @abc.abstractmethod
-    async def find_by_tool_call(self, session_id: str, tool_call_id: str) -> Interaction | None:
-        ...
+    async def find_by_tool_call(self, session_id: str, tool_call_id: str) -> Interaction | None: ...
 
     @abc.abstractmethod
     async def settle(
