@@ -186,3 +186,15 @@ async def test_refusals_in_one_session_leave_another_session_untouched(
     async with gateway.client(theirs.answer_token) as owner:
         still = await owner.get(f"/v1/asks/{ask['id']}")
     assert still.json()["interaction"]["status"] == "pending"
+
+
+async def test_400_for_an_unknown_dialect_names_the_known_ones(
+    gateway: LiveGateway, session: Session
+) -> None:
+    async with gateway.client(session.agent_token) as agent:
+        response = await agent.post(
+            f"/v1/sessions/{session.session_id}/asks",
+            json={"tool_input": ASK, "dialect": "klingon"},
+        )
+    body = _refusal(response, 400, "bad_request")
+    assert "klingon" in body["message"] and "claude" in body["message"]
