@@ -9,8 +9,9 @@ __all__ = ["EventListener", "SessionRecord", "Settle", "Store", "open_store"]
 
 
 def open_store(url: str) -> Store:
-    """The store for `url`: `memory://`, `sqlite:///path/to/file.db` (relative:
-    `sqlite:///./x.db`... see docs/storage.md) or `postgresql://…`.
+    """The store for `url`: `memory://`, `sqlite:///relative/file.db`,
+    `sqlite:////absolute/file.db`, `sqlite://` (the default `./.midturn/midturn.db`) or
+    `postgresql://user@host/db` (docs/storage.md has every form).
 
     The store is returned unopened; use it as an async context manager
     (`async with open_store(url) as store:`), or `await store.open()`.
