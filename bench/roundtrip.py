@@ -119,8 +119,9 @@ class LangGraphCycles:
 async def interleaved(
     ours: MidturnCycles, anchor: LangGraphCycles | None, cycles: int, rounds: int = 10
 ) -> tuple[list[float], list[float] | None]:
-    """Alternate blocks of both, so a change in machine load hits both alike; the first
-    block of each warms up and is dropped."""
+    """Alternate blocks of both, so a change in machine load hits both alike (and
+    collect garbage before each, so neither pays for the other's); the first block of
+    each warms up and is dropped."""
     block = max(1, cycles // rounds)
     await ours.run(block)
     if anchor is not None:
@@ -128,8 +129,10 @@ async def interleaved(
     mine: list[float] = []
     theirs: list[float] = []
     for _ in range(rounds):
+        gc.collect()  # each block starts with no garbage left by the other side's block
         mine += await ours.run(block)
         if anchor is not None:
+            gc.collect()
             theirs += anchor.run(block)
     return mine, (theirs if anchor is not None else None)
 
