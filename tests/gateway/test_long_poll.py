@@ -4,6 +4,7 @@ pass, then answers with the interaction as it stands."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from .conftest import ANSWER, SAFETY_S, LiveGateway, Session, create_ask, until_waiting
 
@@ -77,3 +78,16 @@ async def test_a_held_wait_ends_when_the_server_stops(
         waited = await asyncio.wait_for(waiter, SAFETY_S)
     assert waited.status_code == 200
     assert waited.json()["interaction"]["status"] == "pending"
+
+
+async def test_a_long_poll_the_client_abandons_is_released_on_the_server(
+    gateway: LiveGateway, session: Session
+) -> None:
+    ask = await create_ask(gateway, session)
+    async with gateway.client(session.agent_token) as agent:
+        waiter = asyncio.create_task(agent.get(f"/v1/asks/{ask['id']}", params={"wait": 60}))
+        await until_waiting(gateway, 1)
+        waiter.cancel()  # the connection closes under the held request
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiter
+    await until_waiting(gateway, 0)

@@ -220,3 +220,30 @@ async def test_many_streams_each_get_their_own_sessions_events_in_order_once(
     admin_ids = [event.id for event in all_requested]
     assert admin_ids == sorted(set(admin_ids))
     assert {event.id for events in seen for event in events} < set(admin_ids)
+
+
+async def _until_open_streams(gateway: LiveGateway, count: int) -> None:
+    async with httpx.AsyncClient(base_url=gateway.url) as client:
+        for _ in range(5000):
+            lines = (await client.get("/metrics")).text.splitlines()
+            if f"midturn_open_streams {count}" in lines:
+                return
+    now = [line for line in lines if line.startswith("midturn_open_streams")]
+    raise AssertionError(f"the gateway never reported {count} open stream(s): {now}")
+
+
+async def test_a_stream_the_client_drops_is_released_on_the_server(
+    gateway: LiveGateway, session: Session
+) -> None:
+    await create_ask(gateway, session)
+    async with gateway.client(session.answer_token) as answerer:
+        for _ in range(3):
+            async with answerer.stream(
+                "GET", f"/v1/sessions/{session.session_id}/events"
+            ) as response:
+                lines = response.aiter_lines()
+                while not (await asyncio.wait_for(anext(lines), SAFETY_S)).startswith("data:"):
+                    pass
+                await _until_open_streams(gateway, 1)
+            # the client hung up: the server notices at once, not at its next write
+            await _until_open_streams(gateway, 0)

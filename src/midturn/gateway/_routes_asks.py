@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Query
+from fastapi import APIRouter, Body, Path, Query, Request
 
 from midturn.gateway._auth import Principal
 from midturn.gateway._state import MAX_WAIT_S, Caller, GatewayState, State
@@ -42,6 +42,7 @@ async def create_ask(
     caller: Caller,
     session_id: Annotated[str, Path(max_length=200)],
     body: AskIn,
+    request: Request,
     wait: Wait = 0,
 ) -> ModelResponse:
     """Create an ask; a repeated `tool_call_id` returns the existing one with 200. With
@@ -59,12 +60,12 @@ async def create_ask(
     if interaction.pending and wait == 0:
         out = interaction_out(interaction, with_secrets=True)
     else:
-        out = await read_interaction(state, caller, interaction.id, wait)
+        out = await read_interaction(state, caller, interaction.id, wait, request)
     return ModelResponse(out, 201 if created else 200)
 
 
 async def read_interaction(
-    state: GatewayState, caller: Principal, interaction_id: str, wait: float
+    state: GatewayState, caller: Principal, interaction_id: str, wait: float, request: Request
 ) -> InteractionOut:
     """The interaction, after waiting up to `wait` seconds for it to settle (cut short
     when the server shuts down). Read through the runtime's `wait`, so an ask answered in
@@ -72,7 +73,9 @@ async def read_interaction(
     if wait > 0:
         state.metrics.waiting_requests += 1
         try:
-            waited = await state.until_closing(state.runtime.wait(interaction_id, timeout=wait))
+            waited = await state.until_closing(
+                state.runtime.wait(interaction_id, timeout=wait), request
+            )
         finally:
             state.metrics.waiting_requests -= 1
         interaction = waited if waited is not None else await state.runtime.get(interaction_id)
@@ -83,11 +86,11 @@ async def read_interaction(
 
 @router.get("/asks/{interaction_id}", response_model=InteractionOut)
 async def get_ask(
-    state: State, caller: Caller, interaction_id: InteractionId, wait: Wait = 0
+    state: State, caller: Caller, interaction_id: InteractionId, request: Request, wait: Wait = 0
 ) -> ModelResponse:
     """The ask, its status and result; `wait` long-polls up to 60 s for it to settle."""
     await state.check(interaction_id, "ask", caller, "read this ask")
-    return ModelResponse(await read_interaction(state, caller, interaction_id, wait))
+    return ModelResponse(await read_interaction(state, caller, interaction_id, wait, request))
 
 
 @router.post("/asks/{interaction_id}/answer", response_model=AnswerOut)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Request
 
 from midturn.gateway._routes_asks import read_interaction
 from midturn.gateway._state import MAX_WAIT_S, Caller, State
@@ -34,6 +34,7 @@ async def request_permission(
     caller: Caller,
     session_id: Annotated[str, Path(max_length=200)],
     body: PermissionIn,
+    request: Request,
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0,
 ) -> ModelResponse:
     """Park a permission request; a repeated `tool_call_id` returns the existing one.
@@ -54,7 +55,7 @@ async def request_permission(
     if interaction.pending and wait == 0:
         out = InteractionOut(interaction=interaction)
     else:
-        out = await read_interaction(state, caller, interaction.id, wait)
+        out = await read_interaction(state, caller, interaction.id, wait, request)
     return ModelResponse(out, 201 if created else 200)
 
 
@@ -63,11 +64,12 @@ async def get_permission(
     state: State,
     caller: Caller,
     interaction_id: InteractionId,
+    request: Request,
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0,
 ) -> ModelResponse:
     """The permission and its decision; `wait` long-polls up to 60 s for it to settle."""
     await state.check(interaction_id, "permission", caller, "read this permission")
-    return ModelResponse(await read_interaction(state, caller, interaction_id, wait))
+    return ModelResponse(await read_interaction(state, caller, interaction_id, wait, request))
 
 
 @router.post("/permissions/{interaction_id}/decision", response_model=SettledOut)

@@ -12,12 +12,12 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Path, Query
+from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 
 from midturn.contract._interactions import Event
-from midturn.gateway._state import GatewayState, State, StreamCaller
+from midturn.gateway._state import GatewayState, State, StreamCaller, client_gone
 
 __all__ = ["format_event", "router"]
 
@@ -59,7 +59,9 @@ def _bad_resume(value: str) -> RequestValidationError:
     )
 
 
-async def _stream(state: GatewayState, after: int, session_id: str | None) -> AsyncIterator[str]:
+async def _stream(
+    state: GatewayState, after: int, session_id: str | None, request: Request
+) -> AsyncIterator[str]:
     queue: asyncio.Queue[object] = asyncio.Queue(maxsize=_QUEUE_MAX)
 
     async def pump() -> None:
@@ -75,7 +77,16 @@ async def _stream(state: GatewayState, after: int, session_id: str | None) -> As
                 await aclose()
 
     async def closing() -> None:
-        await state.closing.wait()
+        # the server stops, or the client goes away (found at once, not at the next write)
+        ending = [
+            asyncio.ensure_future(state.closing.wait()),
+            asyncio.ensure_future(client_gone(request)),
+        ]
+        try:
+            await asyncio.wait(ending, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in ending:
+                waiter.cancel()
         with contextlib.suppress(asyncio.QueueFull):
             queue.put_nowait(_END)
 
@@ -89,7 +100,7 @@ async def _stream(state: GatewayState, after: int, session_id: str | None) -> As
             except TimeoutError:
                 yield ": keepalive\n\n"
                 continue
-            if item is _END or state.closing.is_set():
+            if item is _END:
                 return
             assert isinstance(item, Event)
             yield format_event(item)
@@ -124,6 +135,7 @@ async def session_events(
     state: State,
     caller: StreamCaller,
     session_id: Annotated[str, Path(max_length=200)],
+    request: Request,
     last_event_id: LastEventId = None,
     after: After = None,
     access_token: AccessToken = None,
@@ -133,7 +145,7 @@ async def session_events(
     await state.authority.session(session_id)
     start = _resume_point(last_event_id, after)
     return StreamingResponse(
-        _stream(state, start, session_id), media_type="text/event-stream", headers=_HEADERS
+        _stream(state, start, session_id, request), media_type="text/event-stream", headers=_HEADERS
     )
 
 
@@ -145,6 +157,7 @@ async def session_events(
 async def all_events(
     state: State,
     caller: StreamCaller,
+    request: Request,
     last_event_id: LastEventId = None,
     after: After = None,
     access_token: AccessToken = None,
@@ -153,5 +166,5 @@ async def all_events(
     caller.require(set(), "follow every session's events")
     start = _resume_point(last_event_id, after)
     return StreamingResponse(
-        _stream(state, start, None), media_type="text/event-stream", headers=_HEADERS
+        _stream(state, start, None, request), media_type="text/event-stream", headers=_HEADERS
     )

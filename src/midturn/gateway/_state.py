@@ -25,6 +25,7 @@ __all__ = [
     "GatewayState",
     "State",
     "StreamCaller",
+    "client_gone",
 ]
 
 T = TypeVar("T")
@@ -97,18 +98,30 @@ class GatewayState:
             )
         principal.require({"agent", "answer"}, action, session_id)
 
-    async def until_closing(self, work: Awaitable[T]) -> T | None:
-        """Run `work` unless the server starts shutting down first (then None)."""
+    async def until_closing(self, work: Awaitable[T], request: Request) -> T | None:
+        """Run `work` unless the server starts shutting down or the client goes away
+        first (then None)."""
         task = asyncio.ensure_future(work)
-        closing = asyncio.ensure_future(self.closing.wait())
+        ending = [
+            asyncio.ensure_future(self.closing.wait()),
+            asyncio.ensure_future(client_gone(request)),
+        ]
         try:
-            await asyncio.wait({task, closing}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({task, *ending}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            closing.cancel()
+            for waiter in ending:
+                waiter.cancel()
         if task.done():
             return task.result()
         task.cancel()
         return None
+
+
+async def client_gone(request: Request) -> None:
+    """Return when the client disconnects. (Call once the request body has been read:
+    the server's next message is then the disconnect.)"""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 def _gateway(request: Request) -> GatewayState:
