@@ -16,6 +16,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -67,9 +68,11 @@ def admin_token_for(data_dir: Path, token: str | None = None) -> tuple[str, bool
 
 
 class _JsonLogFormatter(logging.Formatter):
+    """One JSON object per line; times in UTC, ISO 8601, to the millisecond."""
+
     def format(self, record: logging.LogRecord) -> str:
         fields: dict[str, Any] = {
-            "time": self.formatTime(record),
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
         }
