@@ -132,7 +132,7 @@ class Listener:
             try:
                 await self._connect()
                 await self._on_reconnect()
-            except _CONNECTION_ERRORS as error:
+            except Exception as error:  # whatever failed, keep trying: never stop listening
                 retry_s = min(retry_s * 2, _LAST_RETRY_S)
                 log.warning(
                     "reconnecting to PostgreSQL for notifications failed (%s); "
