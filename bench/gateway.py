@@ -120,6 +120,15 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.kill()
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _limits(n: int) -> httpx.Limits:
     return httpx.Limits(max_connections=n, max_keepalive_connections=n)
 
@@ -373,15 +382,20 @@ async def main(quick: bool, store: str) -> int:
                 bare_lat.append(await _bare_post(bare))
                 trip_lat.append(await _round_trip(agent, sessions[0]))
             bare_runs, trip_runs = [], []
+            bare_cpu = trip_cpu = 0.0
             for _ in range(slices):
+                before = _cpu_seconds(bare_process.pid)
                 bare_runs.append(
                     await _concurrent(64, seconds / slices, lambda _: _bare_post(bare))
                 )
+                bare_cpu += _cpu_seconds(bare_process.pid) - before
+                before = _cpu_seconds(gateway_process.pid)
                 trip_runs.append(
                     await _concurrent(
                         64, seconds / slices, lambda i: _round_trip(agent, sessions[i])
                     )
                 )
+                trip_cpu += _cpu_seconds(gateway_process.pid) - before
             bare_rps = statistics.fmean(rate for rate, _ in bare_runs)
             trip_rps = statistics.fmean(rate for rate, _ in trip_runs)
             bare_errors = sum(errors for _, errors in bare_runs)
@@ -403,6 +417,16 @@ async def main(quick: bool, store: str) -> int:
         f"{answerer.errors} answer errors)"
     )
     print(f"  ratio {trip_rps / bare_rps:.1%} (goal >= 25%)")
+    slice_s = seconds / slices
+    bare_ms = 1000 * bare_cpu / max(1.0, bare_rps * slice_s * slices)
+    trip_ms = 1000 * trip_cpu / max(1.0, trip_rps * slice_s * slices)
+    print(
+        f"server CPU per operation: bare POST {bare_ms:.2f} ms, round trip {trip_ms:.2f} ms "
+        f"({trip_ms / bare_ms:.1f}x); the load generator runs at "
+        "~100 % of a core in both, so it, not the server, caps the request rates above"
+        if bare_ms
+        else "server CPU per operation: not measured (no /proc)"
+    )
     print(
         f"held {held['held_waiting']:.0f} waiting agents and {held['held_streams']:.0f} "
         f"streams (of {waiters} and {streams}); answered {held['answered']}, "
