@@ -101,3 +101,19 @@ async def test_the_inbox_is_served_with_a_csp_that_forbids_inline_script(
         assert "unsafe-inline" not in policy
     assert "content-security-policy" not in api.headers
     assert page.headers["referrer-policy"] == "no-referrer"
+
+
+async def test_the_shipped_web_inbox_and_its_assets_are_served(gateway: LiveGateway) -> None:
+    async with gateway.client(None) as browser:
+        page = await browser.get("/")
+        scripts = re.findall(r'<script[^>]*src="\./(static/[^"]+)"', page.text)
+        styles = re.findall(r'<link[^>]*href="\./(static/[^"]+)"', page.text)
+        assets = [await browser.get(f"/{path}") for path in scripts + styles]
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert "content-security-policy" in page.headers
+    assert scripts, "index.html loads no script from /static/"
+    assert "<script>" not in page.text  # no inline script: the CSP would block it
+    for asset in assets:
+        assert asset.status_code == 200, asset.url
+        assert "content-security-policy" in asset.headers
