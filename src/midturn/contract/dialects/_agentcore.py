@@ -22,6 +22,17 @@ from typing import Any
 from midturn.contract._models import AskResult, ToolOutput
 from midturn.contract._render import answer_value, canonical_text
 from midturn.contract.dialects._base import Dialect
+from midturn.contract.dialects._schema import (
+    EXCLUSIVE_OPTIONS,
+    closed_object,
+    option_object,
+    options_array,
+    options_span,
+    question_text,
+    questions_array,
+    several,
+    string,
+)
 from midturn.contract.dialects._shape import (
     CANONICAL_ASK_KEYS,
     CANONICAL_QUESTION_KEYS,
@@ -97,71 +108,31 @@ class AgentCoreDialect(Dialect):
 
     def input_schema(self) -> dict[str, Any]:
         limits = self.limits
-        option = {
-            "type": "object",
-            "properties": {
-                "label": {
-                    "type": "string",
-                    "maxLength": limits.max_label_chars,
-                    "description": "The option the user picks: a few words.",
-                },
-                "description": {
-                    "type": "string",
-                    "maxLength": limits.max_description_chars,
-                    "description": "What choosing it means, or its trade-off.",
-                },
+        option = option_object(
+            limits,
+            label="The option the user picks: a few words.",
+            description="What choosing it means, or its trade-off.",
+            required=["label", "description"],
+        )
+        header = (
+            f"A unique short label, at most {limits.max_header_chars} characters; "
+            "the answer is reported under it."
+        )
+        question = closed_object(
+            {
+                "header": string(limits.max_header_chars, header),
+                "question": question_text(limits),
+                "multiSelect": several(),
+                "options": options_array(
+                    limits, option, f"{options_span(limits)} {EXCLUSIVE_OPTIONS}"
+                ),
             },
-            "required": ["label", "description"],
-            "additionalProperties": False,
-        }
-        question = {
-            "type": "object",
-            "properties": {
-                "header": {
-                    "type": "string",
-                    "maxLength": limits.max_header_chars,
-                    "description": (
-                        f"A unique short label, at most {limits.max_header_chars} characters; "
-                        "the answer is reported under it."
-                    ),
-                },
-                "question": {
-                    "type": "string",
-                    "maxLength": limits.max_question_chars,
-                    "description": "The complete question, ending with a question mark.",
-                },
-                "multiSelect": {
-                    "type": "boolean",
-                    "description": "true when the user may pick several options.",
-                },
-                "options": {
-                    "type": "array",
-                    "minItems": limits.min_options,
-                    "maxItems": limits.max_options,
-                    "items": option,
-                    "description": (
-                        f"{limits.min_options}-{limits.max_options} mutually exclusive options; "
-                        "never Other: the user can always type their own answer."
-                    ),
-                },
-            },
-            "required": ["header", "question", "options"],
-            "additionalProperties": False,
-        }
-        return {
-            "type": "object",
-            "properties": {
-                "questions": {
-                    "type": "array",
-                    "minItems": 1,
-                    "maxItems": limits.max_questions,
-                    "items": question,
-                    "description": f"1-{limits.max_questions} questions to ask together.",
-                }
-            },
-            "required": ["questions"],
-            "additionalProperties": False,
-        }
+            ["header", "question", "options"],
+        )
+        questions = questions_array(
+            limits, question, f"1-{limits.max_questions} questions to ask together."
+        )
+        return closed_object({"questions": questions}, ["questions"])
 
     def matches(self, tool_input: Any) -> int:
         """0 unless every question has a `header` and no key AgentCore's shape lacks;

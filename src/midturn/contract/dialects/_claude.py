@@ -27,6 +27,17 @@ from typing import Any
 from midturn.contract._models import AskResult, ToolOutput
 from midturn.contract._render import canonical_text
 from midturn.contract.dialects._base import Dialect
+from midturn.contract.dialects._schema import (
+    EXCLUSIVE_OPTIONS,
+    closed_object,
+    option_object,
+    options_array,
+    options_span,
+    question_text,
+    questions_array,
+    several,
+    string,
+)
 from midturn.contract.dialects._shape import (
     CANONICAL_ASK_KEYS,
     CANONICAL_QUESTION_KEYS,
@@ -97,71 +108,28 @@ class ClaudeDialect(Dialect):
 
     def input_schema(self) -> dict[str, Any]:
         limits = self.limits
-        option = {
-            "type": "object",
-            "properties": {
-                "label": {
-                    "type": "string",
-                    "maxLength": limits.max_label_chars,
-                    "description": "The option the user picks: 1-5 words.",
-                },
-                "description": {
-                    "type": "string",
-                    "maxLength": limits.max_description_chars,
-                    "description": "What choosing it means, or its trade-off.",
-                },
+        option = option_object(
+            limits,
+            label="The option the user picks: 1-5 words.",
+            description="What choosing it means, or its trade-off.",
+            required=["label", "description"],
+        )
+        header = f"A short label for the question, at most {limits.max_header_chars} characters."
+        question = closed_object(
+            {
+                "question": question_text(limits),
+                "header": string(limits.max_header_chars, header),
+                "options": options_array(
+                    limits, option, f"{options_span(limits)} {EXCLUSIVE_OPTIONS}"
+                ),
+                "multiSelect": several(),
             },
-            "required": ["label", "description"],
-            "additionalProperties": False,
-        }
-        question = {
-            "type": "object",
-            "properties": {
-                "question": {
-                    "type": "string",
-                    "maxLength": limits.max_question_chars,
-                    "description": "The complete question, ending with a question mark.",
-                },
-                "header": {
-                    "type": "string",
-                    "maxLength": limits.max_header_chars,
-                    "description": (
-                        f"A short label for the question, at most {limits.max_header_chars} "
-                        "characters."
-                    ),
-                },
-                "options": {
-                    "type": "array",
-                    "minItems": limits.min_options,
-                    "maxItems": limits.max_options,
-                    "items": option,
-                    "description": (
-                        f"{limits.min_options}-{limits.max_options} mutually exclusive options; "
-                        "never Other: the user can always type their own answer."
-                    ),
-                },
-                "multiSelect": {
-                    "type": "boolean",
-                    "description": "true when the user may pick several options.",
-                },
-            },
-            "required": ["question", "header", "options", "multiSelect"],
-            "additionalProperties": False,
-        }
-        return {
-            "type": "object",
-            "properties": {
-                "questions": {
-                    "type": "array",
-                    "minItems": 1,
-                    "maxItems": limits.max_questions,
-                    "items": question,
-                    "description": f"1-{limits.max_questions} questions to ask together.",
-                }
-            },
-            "required": ["questions"],
-            "additionalProperties": False,
-        }
+            ["question", "header", "options", "multiSelect"],
+        )
+        questions = questions_array(
+            limits, question, f"1-{limits.max_questions} questions to ask together."
+        )
+        return closed_object({"questions": questions}, ["questions"])
 
     def matches(self, tool_input: Any) -> int:
         """4 when every question has `multiSelect` and a `header` (Claude Code's required

@@ -20,6 +20,15 @@ from typing import Any
 from midturn.contract._models import AskResult, Limits, ToolOutput
 from midturn.contract._render import canonical_text
 from midturn.contract.dialects._base import Dialect
+from midturn.contract.dialects._schema import (
+    EXCLUSIVE_OPTIONS,
+    closed_object,
+    option_object,
+    options_array,
+    options_span,
+    question_text,
+    questions_array,
+)
 from midturn.contract.dialects._shape import as_json, question_dicts, require_object
 
 __all__ = ["MakaDialect"]
@@ -67,59 +76,25 @@ class MakaDialect(Dialect):
 
     def input_schema(self) -> dict[str, Any]:
         limits = self.limits
-        option = {
-            "type": "object",
-            "properties": {
-                "label": {
-                    "type": "string",
-                    "maxLength": limits.max_label_chars,
-                    "description": "The option the user picks: a few words.",
-                },
-                "description": {
-                    "type": "string",
-                    "maxLength": limits.max_description_chars,
-                    "description": "What choosing it means.",
-                },
+        option = option_object(
+            limits,
+            label="The option the user picks: a few words.",
+            description="What choosing it means.",
+            required=["label"],
+        )
+        question = closed_object(
+            {
+                "question": question_text(limits),
+                "options": options_array(
+                    limits, option, f"{options_span(limits)} {EXCLUSIVE_OPTIONS}"
+                ),
             },
-            "required": ["label"],
-            "additionalProperties": False,
-        }
-        question = {
-            "type": "object",
-            "properties": {
-                "question": {
-                    "type": "string",
-                    "maxLength": limits.max_question_chars,
-                    "description": "The complete question, ending with a question mark.",
-                },
-                "options": {
-                    "type": "array",
-                    "minItems": limits.min_options,
-                    "maxItems": limits.max_options,
-                    "items": option,
-                    "description": (
-                        f"{limits.min_options}-{limits.max_options} mutually exclusive options; "
-                        "never Other: the user can always type their own answer."
-                    ),
-                },
-            },
-            "required": ["question", "options"],
-            "additionalProperties": False,
-        }
-        return {
-            "type": "object",
-            "properties": {
-                "questions": {
-                    "type": "array",
-                    "minItems": 1,
-                    "maxItems": limits.max_questions,
-                    "items": question,
-                    "description": f"1-{limits.max_questions} independent questions.",
-                }
-            },
-            "required": ["questions"],
-            "additionalProperties": False,
-        }
+            ["question", "options"],
+        )
+        questions = questions_array(
+            limits, question, f"1-{limits.max_questions} independent questions."
+        )
+        return closed_object({"questions": questions}, ["questions"])
 
     def matches(self, tool_input: Any) -> int:
         """3 for Maka's bare shape: only `questions`, each only `question` and `options`,

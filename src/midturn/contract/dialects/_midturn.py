@@ -7,6 +7,17 @@ from typing import Any
 from midturn.contract._models import AskResult, ToolOutput
 from midturn.contract._render import canonical_text
 from midturn.contract.dialects._base import Dialect
+from midturn.contract.dialects._schema import (
+    QUESTION_HINT,
+    boolean,
+    closed_object,
+    identifier,
+    options_array,
+    options_span,
+    questions_array,
+    several,
+    string,
+)
 from midturn.errors import InvalidAsk, Problem
 
 __all__ = ["MidturnDialect"]
@@ -64,106 +75,58 @@ class MidturnDialect(Dialect):
 
     def input_schema(self) -> dict[str, Any]:
         limits = self.limits
-        option = {
-            "type": "object",
-            "properties": {
-                "label": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": limits.max_label_chars,
-                    "description": "What the user picks: a few words.",
-                },
-                "description": {
-                    "type": "string",
-                    "maxLength": limits.max_description_chars,
-                    "description": "What choosing it means, or its trade-off.",
-                },
-                "id": {
-                    "type": "string",
-                    "pattern": "^[A-Za-z0-9_.-]{1,64}$",
-                    "description": "Optional stable id for the option.",
-                },
+        option = closed_object(
+            {
+                "label": string(
+                    limits.max_label_chars, "What the user picks: a few words.", min_length=1
+                ),
+                "description": string(
+                    limits.max_description_chars, "What choosing it means, or its trade-off."
+                ),
+                "id": identifier("Optional stable id for the option."),
             },
-            "required": ["label"],
-            "additionalProperties": False,
-        }
-        question = {
-            "type": "object",
-            "properties": {
-                "id": {
-                    "type": "string",
-                    "pattern": "^[A-Za-z0-9_.-]{1,64}$",
-                    "description": "Optional id, unique in the call; defaults to q1, q2, ...",
-                },
-                "header": {
-                    "type": "string",
-                    "maxLength": limits.max_header_chars,
-                    "description": (
-                        f"Optional short label (at most {limits.max_header_chars} characters)."
-                    ),
-                },
-                "question": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": limits.max_question_chars,
-                    "description": "The complete question, ending with a question mark.",
-                },
+            ["label"],
+        )
+        header = f"Optional short label (at most {limits.max_header_chars} characters)."
+        options = (
+            f"{options_span(limits)} distinct options; never "
+            "Other, None or Skip: the user can always type or skip."
+        )
+        question = closed_object(
+            {
+                "id": identifier("Optional id, unique in the call; defaults to q1, q2, ..."),
+                "header": string(limits.max_header_chars, header),
+                "question": string(limits.max_question_chars, QUESTION_HINT, min_length=1),
                 "kind": {
                     "type": "string",
                     "enum": ["choice", "text"],
                     "description": "choice (with options) or text (a typed answer).",
                 },
-                "options": {
-                    "type": "array",
-                    "minItems": limits.min_options,
-                    "maxItems": limits.max_options,
-                    "items": option,
-                    "description": (
-                        f"{limits.min_options}-{limits.max_options} distinct options; never "
-                        "Other, None or Skip: the user can always type or skip."
-                    ),
-                },
-                "multi": {
-                    "type": "boolean",
-                    "description": "true when the user may pick several options.",
-                },
+                "options": options_array(limits, option, options),
+                "multi": several(),
                 "min_choices": {"type": "integer", "minimum": 0},
                 "max_choices": {"type": "integer", "minimum": 1},
                 "recommended": {
                     "type": "string",
                     "description": "The label of the option you recommend, if any.",
                 },
-                "allow_other": {
-                    "type": "boolean",
-                    "description": "false when only the listed options make sense.",
-                },
-                "secret": {
-                    "type": "boolean",
-                    "description": "Text questions: mask the input; you never see the value.",
-                },
+                "allow_other": boolean("false when only the listed options make sense."),
+                "secret": boolean("Text questions: mask the input; you never see the value."),
                 "placeholder": {"type": "string", "description": "Text questions: a hint."},
             },
-            "required": ["question"],
-            "additionalProperties": False,
-        }
+            ["question"],
+        )
         timeout: dict[str, Any] = {"type": "number", "exclusiveMinimum": 0}
         if limits.max_timeout_s is not None:
             timeout["maximum"] = limits.max_timeout_s
-        return {
-            "type": "object",
-            "properties": {
-                "questions": {
-                    "type": "array",
-                    "minItems": 1,
-                    "maxItems": limits.max_questions,
-                    "items": question,
-                },
+        return closed_object(
+            {
+                "questions": questions_array(limits, question),
                 "timeout_s": timeout,
                 "on_timeout": {"type": "string", "enum": ["skip", "recommended"]},
             },
-            "required": ["questions"],
-            "additionalProperties": False,
-        }
+            ["questions"],
+        )
 
     def matches(self, tool_input: Any) -> int:
         """1 for any `{questions: [{question}]}` shape; 3 when a key only the canonical

@@ -28,6 +28,14 @@ from midturn.contract._checks import kind_of
 from midturn.contract._models import AskResult, Limits, QuestionAnswer, ToolOutput
 from midturn.contract._render import canonical_text
 from midturn.contract.dialects._base import Dialect
+from midturn.contract.dialects._schema import (
+    closed_object,
+    identifier,
+    option_object,
+    options_array,
+    options_span,
+    question_text,
+)
 from midturn.contract.dialects._shape import as_json, require_object
 from midturn.errors import InvalidAsk, Problem
 
@@ -138,23 +146,12 @@ class NeoDialect(Dialect):
 
     def input_schema(self) -> dict[str, Any]:
         limits = self.limits
-        option = {
-            "type": "object",
-            "properties": {
-                "label": {
-                    "type": "string",
-                    "maxLength": limits.max_label_chars,
-                    "description": "The option the user picks: a few words.",
-                },
-                "description": {
-                    "type": "string",
-                    "maxLength": limits.max_description_chars,
-                    "description": "What choosing it means.",
-                },
-            },
-            "required": ["label"],
-            "additionalProperties": False,
-        }
+        option = option_object(
+            limits,
+            label="The option the user picks: a few words.",
+            description="What choosing it means.",
+            required=["label"],
+        )
         timeout: dict[str, Any] = {
             "type": "integer",
             "minimum": 1,
@@ -162,19 +159,11 @@ class NeoDialect(Dialect):
         }
         if limits.max_timeout_s is not None:
             timeout["maximum"] = int(limits.max_timeout_s)
-        return {
-            "type": "object",
-            "properties": {
-                "question_id": {
-                    "type": "string",
-                    "pattern": "^[A-Za-z0-9_.-]{1,64}$",
-                    "description": "A short id for the question, unique in the run.",
-                },
-                "title": {
-                    "type": "string",
-                    "maxLength": limits.max_question_chars,
-                    "description": "The complete question, ending with a question mark.",
-                },
+        options = f"For the choice kinds: {options_span(limits)} distinct options; never Other."
+        return closed_object(
+            {
+                "question_id": identifier("A short id for the question, unique in the run."),
+                "title": question_text(limits),
                 "description": {
                     "type": "string",
                     "description": "Optional context the user needs to answer.",
@@ -184,16 +173,7 @@ class NeoDialect(Dialect):
                     "enum": list(_KINDS),
                     "description": "single_choice, multi_choice (with options) or text.",
                 },
-                "options": {
-                    "type": "array",
-                    "minItems": limits.min_options,
-                    "maxItems": limits.max_options,
-                    "items": option,
-                    "description": (
-                        f"For the choice kinds: {limits.min_options}-{limits.max_options} "
-                        "distinct options; never Other."
-                    ),
-                },
+                "options": options_array(limits, option, options),
                 "required": {"type": "boolean"},
                 "allow_skip": {"type": "boolean"},
                 "max_choices": {
@@ -203,9 +183,8 @@ class NeoDialect(Dialect):
                 },
                 "timeout_sec": timeout,
             },
-            "required": ["question_id", "title", "kind"],
-            "additionalProperties": False,
-        }
+            ["question_id", "title", "kind"],
+        )
 
     def matches(self, tool_input: Any) -> int:
         """10 with `question_id` and `kind` (or `title`) at the top level, 6 with one of

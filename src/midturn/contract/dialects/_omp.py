@@ -38,6 +38,17 @@ from typing import Any
 from midturn.contract._models import AskResult, QuestionAnswer, ToolOutput
 from midturn.contract._render import canonical_text, quote
 from midturn.contract.dialects._base import Dialect
+from midturn.contract.dialects._schema import (
+    closed_object,
+    identifier,
+    option_object,
+    options_array,
+    options_span,
+    question_text,
+    questions_array,
+    several,
+    string,
+)
 from midturn.contract.dialects._shape import (
     CANONICAL_ASK_KEYS,
     CANONICAL_QUESTION_KEYS,
@@ -130,79 +141,33 @@ class OmpDialect(Dialect):
 
     def input_schema(self) -> dict[str, Any]:
         limits = self.limits
-        option = {
-            "type": "object",
-            "properties": {
-                "label": {
-                    "type": "string",
-                    "maxLength": limits.max_label_chars,
-                    "description": "The option the user picks: a few words.",
-                },
-                "description": {
-                    "type": "string",
-                    "maxLength": limits.max_description_chars,
-                    "description": "What choosing it means.",
-                },
-            },
-            "required": ["label"],
-            "additionalProperties": False,
-        }
-        question = {
-            "type": "object",
-            "properties": {
-                "id": {
-                    "type": "string",
-                    "pattern": "^[A-Za-z0-9_.-]{1,64}$",
-                    "description": "A short id, unique in the call; answers are reported by it.",
-                },
-                "question": {
-                    "type": "string",
-                    "maxLength": limits.max_question_chars,
-                    "description": "The complete question, ending with a question mark.",
-                },
-                "header": {
-                    "type": "string",
-                    "maxLength": limits.max_header_chars,
-                    "description": (
-                        f"Optional short label, at most {limits.max_header_chars} characters."
-                    ),
-                },
-                "options": {
-                    "type": "array",
-                    "minItems": limits.min_options,
-                    "maxItems": limits.max_options,
-                    "items": option,
-                    "description": (
-                        f"{limits.min_options}-{limits.max_options} distinct options; never "
-                        '"Other (type your own)": it is added automatically.'
-                    ),
-                },
-                "multi": {
-                    "type": "boolean",
-                    "description": "true when the user may pick several options.",
-                },
+        option = option_object(
+            limits,
+            label="The option the user picks: a few words.",
+            description="What choosing it means.",
+            required=["label"],
+        )
+        header = f"Optional short label, at most {limits.max_header_chars} characters."
+        options = (
+            f"{options_span(limits)} distinct options; never "
+            '"Other (type your own)": it is added automatically.'
+        )
+        question = closed_object(
+            {
+                "id": identifier("A short id, unique in the call; answers are reported by it."),
+                "question": question_text(limits),
+                "header": string(limits.max_header_chars, header),
+                "options": options_array(limits, option, options),
+                "multi": several(),
                 "recommended": {
                     "type": "integer",
                     "minimum": 0,
                     "description": "The 0-based index of the option you recommend.",
                 },
             },
-            "required": ["id", "question", "options"],
-            "additionalProperties": False,
-        }
-        return {
-            "type": "object",
-            "properties": {
-                "questions": {
-                    "type": "array",
-                    "minItems": 1,
-                    "maxItems": limits.max_questions,
-                    "items": question,
-                }
-            },
-            "required": ["questions"],
-            "additionalProperties": False,
-        }
+            ["id", "question", "options"],
+        )
+        return closed_object({"questions": questions_array(limits, question)}, ["questions"])
 
     def matches(self, tool_input: Any) -> int:
         """2 when every question has an `id` (required by OMP), `recommended` is an index

@@ -31,6 +31,13 @@ from midturn.contract._checks import kind_of
 from midturn.contract._models import AskResult, Limits, QuestionAnswer, ToolOutput
 from midturn.contract._render import canonical_text
 from midturn.contract.dialects._base import Dialect
+from midturn.contract.dialects._schema import (
+    boolean,
+    closed_object,
+    options_array,
+    options_span,
+    question_text,
+)
 from midturn.contract.dialects._shape import PROCEED, require_object
 from midturn.errors import InvalidAsk, Problem
 
@@ -201,33 +208,18 @@ class PiLegacyDialect(Dialect):
 
     def input_schema(self) -> dict[str, Any]:
         limits = self.limits
-        return {
-            "type": "object",
-            "properties": {
-                "question": {
-                    "type": "string",
-                    "maxLength": limits.max_question_chars,
-                    "description": "The complete question, ending with a question mark.",
-                },
+        option = {"type": "string", "maxLength": limits.max_label_chars}
+        options = f"For select kinds: {options_span(limits)} distinct options; never Other."
+        return closed_object(
+            {
+                "question": question_text(limits),
                 "kind": {
                     "type": "string",
                     "enum": list(_KINDS),
                     "description": "select or multi-select (with options), text or editor.",
                 },
-                "options": {
-                    "type": "array",
-                    "minItems": limits.min_options,
-                    "maxItems": limits.max_options,
-                    "items": {"type": "string", "maxLength": limits.max_label_chars},
-                    "description": (
-                        f"For select kinds: {limits.min_options}-{limits.max_options} distinct "
-                        "options; never Other."
-                    ),
-                },
-                "allowCustom": {
-                    "type": "boolean",
-                    "description": "Whether the user may type an answer of their own.",
-                },
+                "options": options_array(limits, option, options),
+                "allowCustom": boolean("Whether the user may type an answer of their own."),
                 "default": {
                     "type": "string",
                     "description": "The option you recommend, or a text question's hint.",
@@ -247,9 +239,8 @@ class PiLegacyDialect(Dialect):
                     "description": "Why you need the answer, shown to the user.",
                 },
             },
-            "required": ["question"],
-            "additionalProperties": False,
-        }
+            ["question"],
+        )
 
     def matches(self, tool_input: Any) -> int:
         """10 with a top-level `question` and a Pi `kind`; 8 with a top-level `question`
