@@ -37,6 +37,7 @@ from midturn.contract.dialects._shape import (
     CANONICAL_ASK_KEYS,
     CANONICAL_QUESTION_KEYS,
     map_questions,
+    multi_select_as_multi,
     question_dicts,
     require_object,
 )
@@ -63,14 +64,6 @@ _SKIPPED = "(no answer — the user skipped this)"
 _FOREIGN = CANONICAL_QUESTION_KEYS | {"id", "multi", "recommended"}
 
 
-def _question(raw: dict[str, Any]) -> dict[str, Any]:
-    if isinstance(raw.get("multiSelect"), bool) and "multi" not in raw:  # else validation words it
-        question = dict(raw)
-        question["multi"] = question.pop("multiSelect")
-        return question
-    return raw
-
-
 class AgentCoreDialect(Dialect):
     """Strands/AgentCore's `ask_user_question`: answers reported by header."""
 
@@ -92,7 +85,7 @@ class AgentCoreDialect(Dialect):
             ]
             if problems:
                 raise InvalidAsk(problems)
-        return map_questions(data, _question)
+        return map_questions(data, multi_select_as_multi)
 
     def render(self, result: AskResult) -> ToolOutput:
         if result.outcome not in ("answered", "skipped") or not result.answers:
@@ -110,9 +103,8 @@ class AgentCoreDialect(Dialect):
         limits = self.limits
         option = option_object(
             limits,
-            label="The option the user picks: a few words.",
             description="What choosing it means, or its trade-off.",
-            required=["label", "description"],
+            required=("label", "description"),
         )
         header = (
             f"A unique short label, at most {limits.max_header_chars} characters; "

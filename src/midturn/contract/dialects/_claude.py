@@ -42,6 +42,7 @@ from midturn.contract.dialects._shape import (
     CANONICAL_ASK_KEYS,
     CANONICAL_QUESTION_KEYS,
     map_questions,
+    multi_select_as_multi,
     question_dicts,
     require_object,
 )
@@ -65,14 +66,6 @@ _SHAPE = (
 _FOREIGN = CANONICAL_QUESTION_KEYS | {"id", "multi", "recommended"}
 
 
-def _question(raw: dict[str, Any]) -> dict[str, Any]:
-    if isinstance(raw.get("multiSelect"), bool) and "multi" not in raw:  # else validation words it
-        question = dict(raw)
-        question["multi"] = question.pop("multiSelect")
-        return question
-    return raw
-
-
 def _pairs(result: AskResult) -> str:
     return ", ".join(
         f'"{a.question}"="{a.answer}"' for a in result.answers if a.status == "answered"
@@ -86,7 +79,7 @@ class ClaudeDialect(Dialect):
     tool_name = "AskUserQuestion"
 
     def to_canonical(self, tool_input: Any) -> dict[str, Any]:
-        return map_questions(require_object(tool_input, _SHAPE), _question)
+        return map_questions(require_object(tool_input, _SHAPE), multi_select_as_multi)
 
     def render(self, result: AskResult) -> ToolOutput:
         data = {
@@ -112,7 +105,7 @@ class ClaudeDialect(Dialect):
             limits,
             label="The option the user picks: 1-5 words.",
             description="What choosing it means, or its trade-off.",
-            required=["label", "description"],
+            required=("label", "description"),
         )
         header = f"A short label for the question, at most {limits.max_header_chars} characters."
         question = closed_object(

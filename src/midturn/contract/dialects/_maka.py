@@ -76,12 +76,7 @@ class MakaDialect(Dialect):
 
     def input_schema(self) -> dict[str, Any]:
         limits = self.limits
-        option = option_object(
-            limits,
-            label="The option the user picks: a few words.",
-            description="What choosing it means.",
-            required=["label"],
-        )
+        option = option_object(limits)
         question = closed_object(
             {
                 "question": question_text(limits),

@@ -146,12 +146,7 @@ class NeoDialect(Dialect):
 
     def input_schema(self) -> dict[str, Any]:
         limits = self.limits
-        option = option_object(
-            limits,
-            label="The option the user picks: a few words.",
-            description="What choosing it means.",
-            required=["label"],
-        )
+        option = option_object(limits)
         timeout: dict[str, Any] = {
             "type": "integer",
             "minimum": 1,

@@ -141,12 +141,7 @@ class OmpDialect(Dialect):
 
     def input_schema(self) -> dict[str, Any]:
         limits = self.limits
-        option = option_object(
-            limits,
-            label="The option the user picks: a few words.",
-            description="What choosing it means.",
-            required=["label"],
-        )
+        option = option_object(limits)
         header = f"Optional short label, at most {limits.max_header_chars} characters."
         options = (
             f"{options_span(limits)} distinct options; never "

@@ -72,7 +72,11 @@ def several() -> dict[str, Any]:
 
 
 def option_object(
-    limits: Limits, *, label: str, description: str, required: list[str]
+    limits: Limits,
+    *,
+    label: str = "The option the user picks: a few words.",
+    description: str = "What choosing it means.",
+    required: tuple[str, ...] = ("label",),
 ) -> dict[str, Any]:
     """An option `{label, description}`; `label` and `description` are the hints the model
     reads for each field."""
@@ -81,7 +85,7 @@ def option_object(
             "label": string(limits.max_label_chars, label),
             "description": string(limits.max_description_chars, description),
         },
-        required,
+        list(required),
     )
 
 
