@@ -18,6 +18,11 @@ from midturn.contract.dialects._schema import (
     several,
     string,
 )
+from midturn.contract.dialects._shape import (
+    CANONICAL_ASK_KEYS,
+    CANONICAL_QUESTION_KEYS,
+    question_dicts,
+)
 from midturn.errors import InvalidAsk, Problem
 
 __all__ = ["MidturnDialect"]
@@ -32,12 +37,6 @@ _DESCRIPTION = (
     "the user can always type their own answer or skip. For open-ended discussion, reply in "
     "ordinary text instead of calling this tool."
 )
-
-# Keys only the canonical shape uses (omp shares id, multi and recommended).
-_OWN_QUESTION_KEYS = frozenset(
-    {"kind", "min_choices", "max_choices", "allow_other", "secret", "placeholder"}
-)
-_OWN_ASK_KEYS = frozenset({"timeout_s", "on_timeout"})
 
 
 class MidturnDialect(Dialect):
@@ -132,16 +131,12 @@ class MidturnDialect(Dialect):
         """1 for any `{questions: [{question}]}` shape; 3 when a key only the canonical
         shape has (`kind`, `allow_other`, `secret`, `timeout_s`, ...) is present, or a
         `recommended` given as a label."""
-        if not isinstance(tool_input, dict):
+        questions = question_dicts(tool_input)
+        if questions is None:
             return 0
-        questions = tool_input.get("questions")
-        if not isinstance(questions, list) or not questions:
-            return 0
-        if not all(isinstance(q, dict) and "question" in q for q in questions):
-            return 0
-        if _OWN_ASK_KEYS & tool_input.keys():
+        if CANONICAL_ASK_KEYS & tool_input.keys():
             return 3
-        if any(_OWN_QUESTION_KEYS & q.keys() for q in questions):
+        if any(CANONICAL_QUESTION_KEYS & q.keys() for q in questions):
             return 3
         if any(isinstance(q.get("recommended"), str) for q in questions):
             return 3  # omp recommends by index only

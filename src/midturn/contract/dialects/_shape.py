@@ -17,6 +17,7 @@ __all__ = [
     "PROCEED",
     "as_json",
     "map_questions",
+    "multi_select_as_multi",
     "question_dicts",
     "require_object",
 ]
@@ -51,6 +52,16 @@ def map_questions(
         return dict(tool_input)
     mapped = [mapper(q) if isinstance(q, dict) else q for q in questions]
     return {**tool_input, "questions": mapped}
+
+
+def multi_select_as_multi(question: dict[str, Any]) -> dict[str, Any]:
+    """A question with a boolean `multiSelect` (Claude's spelling) given as canonical
+    `multi`; any other value is left for validation to word."""
+    if isinstance(question.get("multiSelect"), bool) and "multi" not in question:
+        renamed = dict(question)
+        renamed["multi"] = renamed.pop("multiSelect")
+        return renamed
+    return question
 
 
 def question_dicts(tool_input: Any) -> list[dict[str, Any]] | None:
