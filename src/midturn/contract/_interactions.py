@@ -6,7 +6,7 @@ wire and feed the user interfaces.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,18 +40,7 @@ InteractionStatus = Literal[
     "allowed",
     "denied",
 ]
-TERMINAL_STATUSES: frozenset[str] = frozenset(
-    {
-        "answered",
-        "skipped",
-        "redirected",
-        "timed_out",
-        "cancelled",
-        "unavailable",
-        "allowed",
-        "denied",
-    }
-)
+TERMINAL_STATUSES: frozenset[str] = frozenset(get_args(InteractionStatus)) - {"pending"}
 PERMISSION_STATUSES: frozenset[str] = frozenset(
     {"allowed", "denied", "timed_out", "cancelled", "unavailable"}
 )
