@@ -12,11 +12,7 @@ from midturn.errors import NotFound
 from midturn.gateway import _routes_asks, _routes_permissions, _routes_sessions, _sse
 from midturn.gateway._auth import TokenAuthority
 from midturn.gateway._errors import install_error_handlers
-from midturn.gateway._middleware import (
-    AccessLogMiddleware,
-    BodyLimitMiddleware,
-    SecurityHeadersMiddleware,
-)
+from midturn.gateway._middleware import GatewayMiddleware
 from midturn.gateway._state import GatewayState, State
 from midturn.runtime import Runtime
 from midturn.store import Store
@@ -79,7 +75,5 @@ def create_app(
 
     app.mount("/static", StaticFiles(directory=web_dir, check_dir=False), name="static")
 
-    app.add_middleware(BodyLimitMiddleware)
-    app.add_middleware(SecurityHeadersMiddleware)
-    app.add_middleware(AccessLogMiddleware, metrics=state.metrics)
+    app.add_middleware(GatewayMiddleware, metrics=state.metrics)
     return app

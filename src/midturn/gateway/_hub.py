@@ -28,10 +28,14 @@ _QUEUE_MAX = 2000
 
 
 class _Subscriber:
+    """A stream's place in the hub: a queue of live events, ended by None once the hub
+    drops it. (The queue is unbounded so the None always fits; the hub drops a
+    subscriber before it holds more than `_QUEUE_MAX` events.)"""
+
     def __init__(self, session_id: str | None) -> None:
         self.session_id = session_id
-        self.queue: asyncio.Queue[Event] = asyncio.Queue(maxsize=_QUEUE_MAX)
-        self.dropped = asyncio.Event()
+        self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self.dropped = False
 
 
 class EventHub:
@@ -62,10 +66,10 @@ class EventHub:
                 for subscriber in list(self._subscribers):
                     if subscriber.session_id not in (None, event.session_id):
                         continue
-                    try:
-                        subscriber.queue.put_nowait(event)
-                    except asyncio.QueueFull:
+                    if subscriber.queue.qsize() >= _QUEUE_MAX:
                         self._drop(subscriber)
+                    else:
+                        subscriber.queue.put_nowait(event)
         except Exception:
             log.exception("the event hub stopped; open streams catch up from the store")
         finally:
@@ -75,7 +79,9 @@ class EventHub:
 
     def _drop(self, subscriber: _Subscriber) -> None:
         self._subscribers.discard(subscriber)
-        subscriber.dropped.set()
+        if not subscriber.dropped:
+            subscriber.dropped = True
+            subscriber.queue.put_nowait(None)
 
     async def follow(self, after: int, session_id: str | None) -> AsyncIterator[Event]:
         """Events after id `after` (of one session, or all), stored then live, in order."""
@@ -89,29 +95,16 @@ class EventHub:
                 async for event in replay:
                     cursor = event.id
                     yield event
+                queue = subscriber.queue
                 while True:
-                    if subscriber.queue.empty() and subscriber.dropped.is_set():
+                    live = queue.get_nowait() if queue.qsize() else await queue.get()
+                    if live is None:
                         break  # too far behind, or the hub stopped: replay from the store
-                    live = await self._next(subscriber)
-                    if live is not None and live.id > cursor:
+                    if live.id > cursor:
                         cursor = live.id
                         yield live
             finally:
                 self._drop(subscriber)
-
-    @staticmethod
-    async def _next(subscriber: _Subscriber) -> Event | None:
-        if not subscriber.queue.empty():
-            return subscriber.queue.get_nowait()
-        getting = asyncio.ensure_future(subscriber.queue.get())
-        dropped = asyncio.ensure_future(subscriber.dropped.wait())
-        try:
-            await asyncio.wait({getting, dropped}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            dropped.cancel()
-            if not getting.done():
-                getting.cancel()
-        return getting.result() if getting.done() and not getting.cancelled() else None
 
     async def aclose(self) -> None:
         task, self._task = self._task, None

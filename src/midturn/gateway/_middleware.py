@@ -1,5 +1,6 @@
-"""Small ASGI wrappers: the body cap, the access log with metrics, and the web inbox's
-Content-Security-Policy. Each does one thing."""
+"""The gateway's ASGI wrapper: the body cap, security headers (the web inbox's
+Content-Security-Policy) and the access log with request metrics, in one layer so each
+request and each streamed chunk passes through one wrapper, not three."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from midturn.gateway._errors import MAX_BODY_BYTES, PayloadTooLarge
 from midturn.gateway._metrics import Metrics
 
-__all__ = ["AccessLogMiddleware", "BodyLimitMiddleware", "SecurityHeadersMiddleware"]
+__all__ = ["GatewayMiddleware"]
 
 access_log = logging.getLogger("midturn.gateway.access")
 
@@ -22,45 +23,6 @@ CSP = (
     "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
     "frame-ancestors 'none'; form-action 'self'"
 )
-
-
-class BodyLimitMiddleware:
-    """Refuse bodies over the cap: at once from `Content-Length`, or while reading a
-    chunked body (the route then fails with `PayloadTooLarge` → 413)."""
-
-    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        for name, value in scope.get("headers", ()):
-            if name == b"content-length":
-                try:
-                    declared = int(value)
-                except ValueError:
-                    declared = 0
-                if declared > self.limit:
-                    await _send_json(
-                        send,
-                        413,
-                        {"error": "payload_too_large", "message": str(PayloadTooLarge(self.limit))},
-                    )
-                    return
-        received = 0
-
-        async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.limit:
-                    raise PayloadTooLarge(self.limit)
-            return message
-
-        await self.app(scope, limited_receive, send)
 
 
 async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
@@ -79,80 +41,104 @@ async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
     await send({"type": "http.response.body", "body": payload})
 
 
-class AccessLogMiddleware:
-    """One structured log line per request: method, path (never the query string, which
-    may carry a token), route template, status, duration and the caller's role. Never a
-    header or a body. Also counts requests for `/metrics`."""
+_EVERY_RESPONSE = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer")]
+_PAGE_RESPONSE = [*_EVERY_RESPONSE, (b"content-security-policy", CSP.encode())]
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+
+class GatewayMiddleware:
+    """The gateway's one ASGI wrapper (one layer, one wrapped `send` per request):
+
+    - the body cap: a declared `Content-Length` over it is refused at once with 413; a
+      chunked body is counted while read (the route then fails with `PayloadTooLarge`);
+    - security headers: every response gets `nosniff` and no referrer (an inbox URL's
+      fragment never leaves, but be sure); the web inbox's pages also get a CSP that
+      forbids inline script;
+    - the access log: one structured line per request with method, path (never the
+      query string, which may carry a token), route template, status, duration and the
+      caller's role; never a header or a body. It also counts requests for `/metrics`."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics, limit: int = MAX_BODY_BYTES) -> None:
         self.app = app
         self.metrics = metrics
+        self.limit = limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
+        path: str = scope.get("path", "")
+        extra = _PAGE_RESPONSE if path == "/" or path.startswith("/static/") else _EVERY_RESPONSE
         status = 500
 
-        async def recording_send(message: Message) -> None:
+        async def wrapped_send(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+                message["headers"] = [*message.get("headers", ()), *extra]
             await send(message)
 
         try:
-            await self.app(scope, receive, recording_send)
+            declared = _content_length(scope)
+            if declared is not None and declared > self.limit:
+                await _send_json(
+                    wrapped_send,
+                    413,
+                    {"error": "payload_too_large", "message": str(PayloadTooLarge(self.limit))},
+                )
+                return
+            # h11 holds a declared length to its word; only a chunked body is counted here
+            limited = receive if declared is not None else self._limited(receive)
+            await self.app(scope, limited, wrapped_send)
         finally:
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
             self.metrics.count_request(template, status)
             if access_log.isEnabledFor(logging.INFO):
-                self._log(scope, template, status, started)
+                _log(scope, template, status, started)
 
-    @staticmethod
-    def _log(scope: Scope, template: str, status: int, started: float) -> None:
-        state = scope.get("state") or {}
-        access_log.info(
-            "%s %s %s",
-            scope.get("method"),
-            scope.get("path"),
-            status,
-            extra={
-                "midturn": {
-                    "method": scope.get("method"),
-                    "path": scope.get("path"),
-                    "route": template,
-                    "status": status,
-                    "duration_ms": round((time.perf_counter() - started) * 1000, 2),
-                    "role": state.get("role"),
-                }
-            },
-        )
+    def _limited(self, receive: Receive) -> Receive:
+        received = 0
+        limit = self.limit
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise PayloadTooLarge(limit)
+            return message
+
+        return limited_receive
 
 
-class SecurityHeadersMiddleware:
-    """The web inbox's pages get a CSP that forbids inline script; every response gets
-    `nosniff` and no referrer (an inbox URL's fragment never leaves, but be sure)."""
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        path: str = scope.get("path", "")
-        is_page = path == "/" or path.startswith("/static/")
-
-        async def secured_send(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                headers.append((b"x-content-type-options", b"nosniff"))
-                headers.append((b"referrer-policy", b"no-referrer"))
-                if is_page:
-                    headers.append((b"content-security-policy", CSP.encode()))
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await self.app(scope, receive, secured_send)
+def _log(scope: Scope, template: str, status: int, started: float) -> None:
+    state = scope.get("state") or {}
+    method, path = scope.get("method"), scope.get("path")
+    access_log.info(
+        "%s %s %s",
+        method,
+        path,
+        status,
+        extra={
+            "midturn": {
+                "method": method,
+                "path": path,
+                "route": template,
+                "status": status,
+                "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                "role": state.get("role"),
+            }
+        },
+    )

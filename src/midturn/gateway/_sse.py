@@ -95,15 +95,25 @@ async def _stream(
     try:
         yield f"retry: {RETRY_MS}\n\n"
         while True:
-            try:
-                item = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
-            except TimeoutError:
-                yield ": keepalive\n\n"
-                continue
+            if queue.empty():
+                try:
+                    async with asyncio.timeout(KEEPALIVE_S):
+                        item = await queue.get()
+                except TimeoutError:
+                    yield ": keepalive\n\n"
+                    continue
+            else:
+                item = queue.get_nowait()
+            frames: list[str] = []  # everything already queued goes out as one write
+            while isinstance(item, Event):
+                frames.append(format_event(item))
+                if queue.empty():
+                    break
+                item = queue.get_nowait()
+            if frames:
+                yield "".join(frames)
             if item is _END:
                 return
-            assert isinstance(item, Event)
-            yield format_event(item)
     finally:
         state.metrics.open_streams -= 1
         for task in tasks:
