@@ -28,6 +28,7 @@ __all__ = [
     "SETTLE_EVENT_TYPES",
     "follow_events",
     "interaction_from",
+    "requested_data",
     "requested_event",
     "settled_event",
     "turn_event",
@@ -57,7 +58,15 @@ def _dump(interaction: Interaction) -> dict[str, Any]:
     return interaction.model_dump(mode="json")
 
 
-def requested_event(interaction: Interaction, position: int) -> NewEvent:
+def requested_data(interaction: Interaction) -> dict[str, Any]:
+    """The JSON form of `interaction`, for its requested event."""
+    return _dump(interaction)
+
+
+def requested_event(
+    interaction: Interaction, position: int, *, data: dict[str, Any] | None = None
+) -> NewEvent:
+    """`data`, when given, is `requested_data(interaction)` made earlier."""
     kind: EventType = (
         "user_question_requested" if interaction.kind == "ask" else "permission_requested"
     )
@@ -67,7 +76,10 @@ def requested_event(interaction: Interaction, position: int) -> NewEvent:
         turn_id=interaction.turn_id,
         interaction_id=interaction.id,
         at=interaction.created_at,
-        data={"interaction": _dump(interaction), "position": position},
+        data={
+            "interaction": (_dump(interaction) if data is None else data),
+            "position": position,
+        },
     )
 
 

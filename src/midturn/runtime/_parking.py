@@ -42,6 +42,7 @@ from midturn.runtime._events import (
     REQUESTED_EVENT_TYPES,
     SETTLE_EVENT_TYPES,
     interaction_from,
+    requested_data,
     requested_event,
     settled_event,
     turn_event,
@@ -170,17 +171,14 @@ class Parking:
             if interaction.deadline is not None:
                 stamp["deadline"] = now + (interaction.deadline - interaction.created_at)
             interaction = interaction.model_copy(update=stamp)
-            events: list[NewEvent] = []
             if announce:
-                queue = await self.store.list_interactions(
-                    session_id=interaction.session_id, status="pending"
+                # The queue position and the turn's state are read in the store's own
+                # write transaction (one trip on SQLite), not before it.
+                stored, created, appended = await self.store.create_queued(
+                    interaction, _RequestedEvents(interaction)
                 )
-                events.append(requested_event(interaction, len(queue)))
-                if not any(other.turn_id == interaction.turn_id for other in queue):
-                    events.append(
-                        turn_event("turn_waiting", interaction.session_id, interaction.turn_id)
-                    )
-            stored, created, appended = await self.store.create_interaction(interaction, events)
+            else:
+                stored, created, appended = await self.store.create_interaction(interaction)
         self._keep(stored)
         self._own.update(event.id for event in appended)
         if created:
@@ -231,20 +229,24 @@ class Parking:
                 announced = settled_event(preview)
                 if announced is not None:
                     events.append(announced)
-            if resumes:
-                others = await self.store.list_interactions(
-                    session_id=current.session_id, turn_id=current.turn_id, status="pending"
-                )
-                if not any(other.id != current.id for other in others):
-                    events.append(turn_event("turn_resumed", current.session_id, current.turn_id))
-            outcome = await self.store.settle(
+            resumed = (
+                (turn_event("turn_resumed", current.session_id, current.turn_id),)
+                if resumes
+                else ()
+            )
+            # Whether it was the turn's last pending interaction is decided in the
+            # store's settle transaction (one trip on SQLite).
+            outcome = await self.store.settle_in_turn(
                 current.id,
+                session_id=current.session_id,
+                turn_id=current.turn_id,
                 status=status,
                 result=stored_result,
                 decision=decision,
                 settled_by=by,
                 settled_at=settled_at,
                 events=events,
+                turn_done=resumed,
             )
         self._keep(outcome.interaction)
         self._own.update(event.id for event in outcome.events)
@@ -418,6 +420,26 @@ class Parking:
             if parked is not None and parked.deadline is not None:
                 self.deadlines.schedule(parked.id, parked.deadline)
         self._deliver([event])
+
+
+class _RequestedEvents:
+    """The events that park an interaction, given its queue (`Store.create_queued`): its
+    requested event at `position`, and `turn_waiting` when it is its turn's first pending
+    one. The interaction is serialized once, up front, not inside the store's
+    transaction."""
+
+    __slots__ = ("data", "interaction")
+
+    def __init__(self, interaction: Interaction) -> None:
+        self.interaction = interaction
+        self.data = requested_data(interaction)
+
+    def __call__(self, position: int, turn_waiting: bool) -> list[NewEvent]:
+        item = self.interaction
+        events = [requested_event(item, position, data=self.data)]
+        if not turn_waiting:
+            events.append(turn_event("turn_waiting", item.session_id, item.turn_id))
+        return events
 
 
 def deadline_after(seconds: float | None, start: datetime) -> datetime | None:

@@ -35,9 +35,13 @@ from midturn.contract._interactions import (
 )
 from midturn.contract._models import AskResult
 
-__all__ = ["EventListener", "SessionRecord", "Settle", "Store"]
+__all__ = ["EventListener", "QueuedEvents", "SessionRecord", "Settle", "Store"]
 
 EventListener = Callable[[int], None]
+QueuedEvents = Callable[[int, bool], Sequence[NewEvent]]
+"""`events(position, turn_waiting)`: the events to append with a new interaction, given
+how many interactions of its session are pending before it and whether one of them
+belongs to its turn (see `Store.create_queued`)."""
 
 
 class SessionRecord(BaseModel):
@@ -137,6 +141,23 @@ class Store(abc.ABC):
         `(interaction, True, appended_events)`.
         """
 
+    async def create_queued(
+        self, interaction: Interaction, events: QueuedEvents
+    ) -> tuple[Interaction, bool, tuple[Event, ...]]:
+        """`create_interaction`, with its events chosen from the session's queue: they
+        are `events(position, turn_waiting)`, where `position` is the number of pending
+        interactions of `interaction.session_id` and `turn_waiting` whether one of them
+        has `interaction.turn_id`. `events` must be cheap and must not block; a backend
+        may call it inside its write transaction, on another thread, or not at all when
+        the `tool_call_id` repeats (nothing is written then).
+
+        This version reads the queue, then creates: two steps, which a backend overrides
+        with one transaction (memory and SQLite do), making the position exact across
+        processes."""
+        queue = await self.list_interactions(session_id=interaction.session_id, status="pending")
+        waiting = any(other.turn_id == interaction.turn_id for other in queue)
+        return await self.create_interaction(interaction, events(len(queue), waiting))
+
     @abc.abstractmethod
     async def get_interaction(self, interaction_id: str) -> Interaction | None: ...
 
@@ -158,6 +179,42 @@ class Store(abc.ABC):
         """Compare-and-set from `pending` to `status`, appending `events` in the same
         transaction when (and only when) this call wins. `result` must hold no secret
         value. Raises `NotFound` for an unknown id."""
+
+    async def settle_in_turn(
+        self,
+        interaction_id: str,
+        *,
+        session_id: str,
+        turn_id: str,
+        status: InteractionStatus,
+        result: AskResult | None = None,
+        decision: PermissionDecision | None = None,
+        settled_by: str | None = None,
+        settled_at: datetime | None = None,
+        events: Sequence[NewEvent] = (),
+        turn_done: Sequence[NewEvent] = (),
+    ) -> Settle:
+        """`settle`, also appending `turn_done` after `events` when this call wins and no
+        other interaction of the turn (`session_id`, `turn_id`: the interaction's own)
+        is still pending.
+
+        This version reads the turn, then settles: two steps, which a backend overrides
+        with one transaction (memory and SQLite do)."""
+        if turn_done:
+            others = await self.list_interactions(
+                session_id=session_id, turn_id=turn_id, status="pending"
+            )
+            if not any(other.id != interaction_id for other in others):
+                events = [*events, *turn_done]
+        return await self.settle(
+            interaction_id,
+            status=status,
+            result=result,
+            decision=decision,
+            settled_by=settled_by,
+            settled_at=settled_at,
+            events=events,
+        )
 
     @abc.abstractmethod
     async def list_interactions(

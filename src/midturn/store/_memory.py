@@ -27,7 +27,7 @@ from midturn.contract._interactions import (
 )
 from midturn.contract._models import AskResult
 from midturn.errors import NotFound, UsageError
-from midturn.store._base import SessionRecord, Settle, Store
+from midturn.store._base import QueuedEvents, SessionRecord, Settle, Store
 from midturn.store._codec import (
     NOT_OPEN,
     as_utc,
@@ -107,11 +107,36 @@ class MemoryStore(Store):
         self._check_open()
         check_new_interaction(interaction)
         check_events(events)
-        if interaction.tool_call_id is not None:
-            key = (interaction.session_id, interaction.tool_call_id)
-            existing_id = self._by_tool_call.get(key)
-            if existing_id is not None:
-                return self._by_id[existing_id], False, ()
+        existing = self._repeat(interaction)
+        if existing is not None:
+            return existing, False, ()
+        return self._insert(interaction, events)
+
+    async def create_queued(
+        self, interaction: Interaction, events: QueuedEvents
+    ) -> tuple[Interaction, bool, tuple[Event, ...]]:
+        self._check_open()
+        check_new_interaction(interaction)
+        existing = self._repeat(interaction)
+        if existing is not None:
+            return existing, False, ()
+        by_id, turn_id = self._by_id, interaction.turn_id
+        queue = self._pending.get(interaction.session_id, {})
+        waiting = any(by_id[key].turn_id == turn_id for key in queue)
+        chosen = events(len(queue), waiting)
+        check_events(chosen)
+        return self._insert(interaction, chosen)
+
+    def _repeat(self, interaction: Interaction) -> Interaction | None:
+        """The interaction already created for this one's `(session_id, tool_call_id)`."""
+        if interaction.tool_call_id is None:
+            return None
+        existing_id = self._by_tool_call.get((interaction.session_id, interaction.tool_call_id))
+        return None if existing_id is None else self._by_id[existing_id]
+
+    def _insert(
+        self, interaction: Interaction, events: Sequence[NewEvent]
+    ) -> tuple[Interaction, bool, tuple[Event, ...]]:
         if interaction.id in self._by_id:
             raise UsageError(
                 f"an interaction with id {interaction.id!r} already exists; "
@@ -145,8 +170,57 @@ class MemoryStore(Store):
         settled_at: datetime | None = None,
         events: Sequence[NewEvent] = (),
     ) -> Settle:
+        return self._settle(
+            interaction_id,
+            status=status,
+            result=result,
+            decision=decision,
+            settled_by=settled_by,
+            settled_at=settled_at,
+            events=events,
+            turn_done=(),
+        )
+
+    async def settle_in_turn(
+        self,
+        interaction_id: str,
+        *,
+        session_id: str,
+        turn_id: str,
+        status: InteractionStatus,
+        result: AskResult | None = None,
+        decision: PermissionDecision | None = None,
+        settled_by: str | None = None,
+        settled_at: datetime | None = None,
+        events: Sequence[NewEvent] = (),
+        turn_done: Sequence[NewEvent] = (),
+    ) -> Settle:
+        return self._settle(
+            interaction_id,
+            status=status,
+            result=result,
+            decision=decision,
+            settled_by=settled_by,
+            settled_at=settled_at,
+            events=events,
+            turn_done=turn_done,
+        )
+
+    def _settle(
+        self,
+        interaction_id: str,
+        *,
+        status: InteractionStatus,
+        result: AskResult | None,
+        decision: PermissionDecision | None,
+        settled_by: str | None,
+        settled_at: datetime | None,
+        events: Sequence[NewEvent],
+        turn_done: Sequence[NewEvent],
+    ) -> Settle:
         self._check_open()
         check_events(events)
+        check_events(turn_done)
         current = self._by_id.get(interaction_id)
         if current is None:
             raise NotFound(f"no interaction with id {interaction_id!r} in this store")
@@ -166,8 +240,14 @@ class MemoryStore(Store):
         pending = self._pending.get(current.session_id)
         if pending is not None:
             pending.pop(interaction_id, None)
+            if turn_done and not any(
+                self._by_id[key].turn_id == current.turn_id for key in pending
+            ):
+                events = [*events, *turn_done]
             if not pending:
                 del self._pending[current.session_id]
+        elif turn_done:
+            events = [*events, *turn_done]
         return Settle(interaction=settled, won=True, events=self._append(events))
 
     async def list_interactions(

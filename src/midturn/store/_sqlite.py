@@ -41,7 +41,7 @@ from midturn.contract._interactions import (
 )
 from midturn.contract._models import AskResult
 from midturn.errors import NotFound, UsageError
-from midturn.store._base import SessionRecord, Settle, Store
+from midturn.store._base import QueuedEvents, SessionRecord, Settle, Store
 from midturn.store._codec import (
     NOT_OPEN,
     check_limit,
@@ -87,6 +87,15 @@ _SETTLE = (
 )
 _BY_ID = "SELECT body FROM midturn_interactions WHERE id = ?"
 _BY_TOOL_CALL = "SELECT body FROM midturn_interactions WHERE session_id = ? AND tool_call_id = ?"
+# Both read the partial index of pending interactions (migration 2).
+_QUEUE = (
+    "SELECT count(*), coalesce(max(turn_id = ?), 0) FROM midturn_interactions"
+    " WHERE session_id = ? AND status = 'pending'"
+)
+_TURN_PENDING = (
+    "SELECT 1 FROM midturn_interactions"
+    " WHERE session_id = ? AND turn_id = ? AND status = 'pending' LIMIT 1"
+)
 
 
 def sqlite_path(url: str) -> str:
@@ -254,21 +263,25 @@ class SqliteStore(Store):
         bodies = [dump_event(new) for new in events]
 
         def create(db: Db) -> tuple[tuple[Interaction, bool, tuple[Event, ...]], tuple[Event, ...]]:
-            if interaction.tool_call_id is not None:
-                found = db.execute(
-                    _BY_TOOL_CALL, (interaction.session_id, interaction.tool_call_id)
+            return _create(db, interaction, params, lambda: (events, bodies))
+
+        return await self._write(create)
+
+    async def create_queued(
+        self, interaction: Interaction, events: QueuedEvents
+    ) -> tuple[Interaction, bool, tuple[Event, ...]]:
+        check_new_interaction(interaction)
+        params = tuple(interaction_columns(interaction).values())
+
+        def create(db: Db) -> tuple[tuple[Interaction, bool, tuple[Event, ...]], tuple[Event, ...]]:
+            def choose() -> tuple[Sequence[NewEvent], list[str]]:
+                position, waiting = db.execute(
+                    _QUEUE, (interaction.turn_id, interaction.session_id)
                 ).fetchone()
-                if found is not None:
-                    return (load_interaction(found[0]), False, ()), ()
-            try:
-                db.execute(_INSERT_INTERACTION, params)
-            except sqlite3.IntegrityError as error:
-                raise UsageError(
-                    f"an interaction with id {interaction.id!r} already exists; "
-                    "give each interaction a fresh id"
-                ) from error
-            appended = _insert_events(db, events, bodies)
-            return (interaction, True, appended), appended
+                chosen = events(position, bool(waiting))
+                return chosen, [dump_event(new) for new in chosen]
+
+            return _create(db, interaction, params, choose)
 
         return await self._write(create)
 
@@ -297,7 +310,34 @@ class SqliteStore(Store):
         settled_at: datetime | None = None,
         events: Sequence[NewEvent] = (),
     ) -> Settle:
+        return await self.settle_in_turn(
+            interaction_id,
+            session_id="",
+            turn_id="",
+            status=status,
+            result=result,
+            decision=decision,
+            settled_by=settled_by,
+            settled_at=settled_at,
+            events=events,
+        )
+
+    async def settle_in_turn(
+        self,
+        interaction_id: str,
+        *,
+        session_id: str,
+        turn_id: str,
+        status: InteractionStatus,
+        result: AskResult | None = None,
+        decision: PermissionDecision | None = None,
+        settled_by: str | None = None,
+        settled_at: datetime | None = None,
+        events: Sequence[NewEvent] = (),
+        turn_done: Sequence[NewEvent] = (),
+    ) -> Settle:
         bodies = [dump_event(new) for new in events]
+        done_bodies = [dump_event(new) for new in turn_done]
 
         def settle(db: Db) -> tuple[Settle, tuple[Event, ...]]:
             found = db.execute(_BY_ID, (interaction_id,)).fetchone()
@@ -321,6 +361,10 @@ class SqliteStore(Store):
             if cursor.rowcount != 1:  # pragma: no cover - the write lock rules this out
                 return Settle(interaction=current, won=False), ()
             appended = _insert_events(db, events, bodies)
+            if turn_done:
+                turn = (current.session_id, current.turn_id)
+                if db.execute(_TURN_PENDING, turn).fetchone() is None:
+                    appended += _insert_events(db, turn_done, done_bodies)
             return Settle(interaction=settled, won=True, events=appended), appended
 
         return await self._write(settle)
@@ -411,6 +455,31 @@ def _transaction(db: Db, operation: Callable[[Db], T]) -> T:
             db.execute("ROLLBACK")
         raise
     return result
+
+
+def _create(
+    db: Db,
+    interaction: Interaction,
+    params: tuple[str | None, ...],
+    events: Callable[[], tuple[Sequence[NewEvent], list[str]]],
+) -> tuple[tuple[Interaction, bool, tuple[Event, ...]], tuple[Event, ...]]:
+    """Insert `interaction` (unless its tool call repeats) with the events and their
+    bodies that `events()` gives, called after the repeat check."""
+    if interaction.tool_call_id is not None:
+        found = db.execute(_BY_TOOL_CALL, (interaction.session_id, interaction.tool_call_id))
+        row = found.fetchone()
+        if row is not None:
+            return (load_interaction(row[0]), False, ()), ()
+    chosen, bodies = events()
+    try:
+        db.execute(_INSERT_INTERACTION, params)
+    except sqlite3.IntegrityError as error:
+        raise UsageError(
+            f"an interaction with id {interaction.id!r} already exists; "
+            "give each interaction a fresh id"
+        ) from error
+    appended = _insert_events(db, chosen, bodies)
+    return (interaction, True, appended), appended
 
 
 def _insert_events(db: Db, events: Sequence[NewEvent], bodies: list[str]) -> tuple[Event, ...]:

@@ -90,4 +90,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX midturn_sessions_by_answer_token ON midturn_sessions (answer_token_hash)",
         ),
     ),
+    Migration(
+        2,
+        "a partial index of pending interactions by session and turn",
+        (
+            # The queue position when parking and "is the turn still waiting" when
+            # settling read only pending rows, however many settled ones a session has.
+            """
+            CREATE INDEX midturn_interactions_pending
+                ON midturn_interactions (session_id, turn_id) WHERE status = 'pending'
+            """,
+        ),
+    ),
 )
