@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import pexpect
 import pytest
+from tests._servers import serve_process
 
 from midturn.client import Client
 
@@ -21,32 +20,12 @@ ADMIN = "admin-token-for-tests-0123456789"
 
 @pytest.fixture
 def gateway(tmp_path: Path) -> Iterator[str]:
-    server = pexpect.spawn(
-        sys.executable,
-        [
-            "-m",
-            "midturn.cli",
-            "serve",
-            "--db",
-            f"sqlite:///{tmp_path}/m.db",
-            "--port",
-            "0",
-            "--token",
-            ADMIN,
-        ],
-        env=child_env(),
-        encoding="utf-8",
-        timeout=30,
-    )
-    try:
-        server.expect(r"gateway on (http://[0-9.:]+)")
-        match = server.match
-        assert isinstance(match, re.Match)
-        yield match.group(1)
-    finally:
-        server.sendintr()
-        server.expect(pexpect.EOF)
-        server.close()
+    """`midturn serve` on a fresh SQLite file; its access log goes to a file (a pipe or
+    terminal nobody reads would fill up and stall the server)."""
+    with serve_process(
+        f"sqlite:///{tmp_path}/m.db", ADMIN, tmp_path / "serve.log", env=child_env()
+    ) as url:
+        yield url
 
 
 def test_answers_an_ask_and_a_permission_an_agent_made(gateway: str) -> None:
