@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import FileResponse, PlainTextResponse
@@ -76,4 +77,31 @@ def create_app(
     app.mount("/static", StaticFiles(directory=web_dir, check_dir=False), name="static")
 
     app.add_middleware(GatewayMiddleware, metrics=state.metrics)
+    _declare_bearer_auth(app)
     return app
+
+
+def _declare_bearer_auth(app: FastAPI) -> None:
+    """Declare the bearer scheme on every `/v1` operation of the OpenAPI document. (The
+    routes read the token themselves, in one dependency: an `HTTPBearer` dependency
+    would document it too, but costs a dependency level on every request.)"""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = generate()
+        schema.setdefault("components", {})["securitySchemes"] = {
+            "HTTPBearer": {
+                "type": "http",
+                "scheme": "bearer",
+                "description": "admin, agent or answer token",
+            }
+        }
+        for path, operations in schema["paths"].items():
+            if path.startswith("/v1/"):
+                for operation in operations.values():
+                    operation["security"] = [{"HTTPBearer": []}]
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path, Query, Request
 
 from midturn.gateway._auth import Principal
-from midturn.gateway._state import MAX_WAIT_S, Caller, GatewayState, State
+from midturn.gateway._state import MAX_WAIT_S, Call, GatewayState
 from midturn.gateway._views import (
     AnswerOut,
     AskIn,
@@ -38,8 +38,7 @@ Wait = Annotated[
     responses={200: {"model": InteractionOut, "description": "the existing ask"}},
 )
 async def create_ask(
-    state: State,
-    caller: Caller,
+    call: Call,
     session_id: Annotated[str, Path(max_length=200)],
     body: AskIn,
     request: Request,
@@ -47,6 +46,7 @@ async def create_ask(
 ) -> ModelResponse:
     """Create an ask; a repeated `tool_call_id` returns the existing one with 200. With
     `wait`, the same request then long-polls for the ask to settle (up to 60 s)."""
+    state, caller = call
     caller.require({"agent"}, "ask questions", session_id)
     await state.authority.session(session_id)
     interaction, created = await state.runtime.ask(
@@ -86,22 +86,23 @@ async def read_interaction(
 
 @router.get("/asks/{interaction_id}", response_model=InteractionOut)
 async def get_ask(
-    state: State, caller: Caller, interaction_id: InteractionId, request: Request, wait: Wait = 0
+    call: Call, interaction_id: InteractionId, request: Request, wait: Wait = 0
 ) -> ModelResponse:
     """The ask, its status and result; `wait` long-polls up to 60 s for it to settle."""
+    state, caller = call
     await state.check(interaction_id, "ask", caller, "read this ask")
     return ModelResponse(await read_interaction(state, caller, interaction_id, wait, request))
 
 
 @router.post("/asks/{interaction_id}/answer", response_model=AnswerOut)
 async def answer_ask(
-    state: State,
-    caller: Caller,
+    call: Call,
     interaction_id: InteractionId,
     payload: Annotated[Any, Body(description="an answer in any shape of SPEC §2.4")],
 ) -> ModelResponse:
     """Answer an ask leniently. 409 when already settled differently, 422 when the answer
     has no sound reading (the ask stays pending)."""
+    state, caller = call
     caller.require({"answer"}, "answer asks")
     await state.check(interaction_id, "ask", caller, "answer asks")
     settled = await state.runtime.answer(interaction_id, payload, by=caller.role)
@@ -114,8 +115,9 @@ async def answer_ask(
 
 
 @router.post("/asks/{interaction_id}/cancel", response_model=SettledOut)
-async def cancel_ask(state: State, caller: Caller, interaction_id: InteractionId) -> ModelResponse:
+async def cancel_ask(call: Call, interaction_id: InteractionId) -> ModelResponse:
     """Cancel one pending ask."""
+    state, caller = call
     caller.require({"agent"}, "cancel a single ask (stop the turn instead)")
     await state.check(interaction_id, "ask", caller, "cancel asks")
     settled = await state.runtime.cancel(interaction_id, by=caller.role)

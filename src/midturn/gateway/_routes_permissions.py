@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Request
 
 from midturn.gateway._routes_asks import read_interaction
-from midturn.gateway._state import MAX_WAIT_S, Caller, State
+from midturn.gateway._state import MAX_WAIT_S, Call
 from midturn.gateway._views import (
     DecisionIn,
     InteractionOut,
@@ -30,8 +30,7 @@ InteractionId = Annotated[str, Path(max_length=200)]
     responses={200: {"model": InteractionOut, "description": "the existing permission"}},
 )
 async def request_permission(
-    state: State,
-    caller: Caller,
+    call: Call,
     session_id: Annotated[str, Path(max_length=200)],
     body: PermissionIn,
     request: Request,
@@ -39,6 +38,7 @@ async def request_permission(
 ) -> ModelResponse:
     """Park a permission request; a repeated `tool_call_id` returns the existing one.
     With `wait`, the same request then long-polls for the decision (up to 60 s)."""
+    state, caller = call
     caller.require({"agent"}, "request permissions", session_id)
     await state.authority.session(session_id)
     interaction, created = await state.runtime.request_permission(
@@ -61,22 +61,23 @@ async def request_permission(
 
 @router.get("/permissions/{interaction_id}", response_model=InteractionOut)
 async def get_permission(
-    state: State,
-    caller: Caller,
+    call: Call,
     interaction_id: InteractionId,
     request: Request,
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0,
 ) -> ModelResponse:
     """The permission and its decision; `wait` long-polls up to 60 s for it to settle."""
+    state, caller = call
     await state.check(interaction_id, "permission", caller, "read this permission")
     return ModelResponse(await read_interaction(state, caller, interaction_id, wait, request))
 
 
 @router.post("/permissions/{interaction_id}/decision", response_model=SettledOut)
 async def decide_permission(
-    state: State, caller: Caller, interaction_id: InteractionId, body: DecisionIn
+    call: Call, interaction_id: InteractionId, body: DecisionIn
 ) -> ModelResponse:
     """Allow, deny (with a message for the model) or allow for the rest of the turn."""
+    state, caller = call
     caller.require({"answer"}, "decide permissions")
     await state.check(interaction_id, "permission", caller, "decide permissions")
     settled = await state.runtime.decide(

@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Body, Path, Query
 
-from midturn.gateway._state import Caller, State
+from midturn.gateway._state import Call
 from midturn.gateway._views import (
     InteractionList,
     ModelResponse,
@@ -26,9 +26,10 @@ SessionId = Annotated[str, Path(max_length=200)]
 
 @router.post("/sessions", status_code=201, response_model=SessionOut, tags=["sessions"])
 async def create_session(
-    state: State, caller: Caller, body: Annotated[SessionIn | None, Body()] = None
+    call: Call, body: Annotated[SessionIn | None, Body()] = None
 ) -> ModelResponse:
     """Create a session and its agent and answer tokens (admin only)."""
+    state, caller = call
     caller.require(set(), "create sessions")
     record, agent_token, answer_token = await state.authority.create_session(
         (body or SessionIn()).meta
@@ -47,8 +48,9 @@ async def create_session(
 
 
 @router.get("/whoami", response_model=WhoAmI, tags=["sessions"])
-async def whoami(caller: Caller) -> ModelResponse:
+async def whoami(call: Call) -> ModelResponse:
     """The role of the token and the session it reaches (null for admin)."""
+    caller = call.caller
     return ModelResponse(WhoAmI(role=caller.role, session_id=caller.session_id))
 
 
@@ -56,12 +58,12 @@ async def whoami(caller: Caller) -> ModelResponse:
     "/sessions/{session_id}/interactions", response_model=InteractionList, tags=["sessions"]
 )
 async def session_queue(
-    state: State,
-    caller: Caller,
+    call: Call,
     session_id: SessionId,
     status: Annotated[Literal["pending"], Query()] = "pending",
 ) -> ModelResponse:
     """The session's pending interactions, head first."""
+    state, caller = call
     caller.require({"agent", "answer"}, "read this session's queue", session_id)
     await state.authority.session(session_id)
     pending = await state.runtime.queue(session_id)
@@ -71,8 +73,9 @@ async def session_queue(
 
 
 @router.get("/inbox", response_model=InteractionList, tags=["sessions"])
-async def inbox(state: State, caller: Caller) -> ModelResponse:
+async def inbox(call: Call) -> ModelResponse:
     """Every pending interaction of every session, oldest first (admin only)."""
+    state, caller = call
     caller.require(set(), "read the inbox of every session")
     pending = await state.runtime.inbox()
     for interaction in pending:
@@ -84,12 +87,12 @@ async def inbox(state: State, caller: Caller) -> ModelResponse:
     "/sessions/{session_id}/turns/{turn_id}/stop", response_model=StopOut, tags=["sessions"]
 )
 async def stop_turn(
-    state: State,
-    caller: Caller,
+    call: Call,
     session_id: SessionId,
     turn_id: Annotated[str, Path(max_length=200)],
 ) -> ModelResponse:
     """Stop a turn: cancel everything it has parked."""
+    state, caller = call
     caller.require({"agent", "answer"}, "stop this session's turns", session_id)
     await state.authority.session(session_id)
     cancelled = await state.runtime.stop_turn(session_id, turn_id, by=caller.role)

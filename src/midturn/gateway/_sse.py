@@ -17,7 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 
 from midturn.contract._interactions import Event
-from midturn.gateway._state import GatewayState, State, StreamCaller, client_gone
+from midturn.gateway._state import GatewayState, StreamCall, client_gone
 
 __all__ = ["format_event", "router"]
 
@@ -142,8 +142,7 @@ AccessToken = Annotated[
     responses={200: {"content": {"text/event-stream": {}}}},
 )
 async def session_events(
-    state: State,
-    caller: StreamCaller,
+    call: StreamCall,
     session_id: Annotated[str, Path(max_length=200)],
     request: Request,
     last_event_id: LastEventId = None,
@@ -151,6 +150,7 @@ async def session_events(
     access_token: AccessToken = None,
 ) -> StreamingResponse:
     """One session's events as server-sent events, replayed from `Last-Event-ID`."""
+    state, caller = call
     caller.require({"answer"}, "follow this session's events", session_id)
     await state.authority.session(session_id)
     start = _resume_point(last_event_id, after)
@@ -165,14 +165,14 @@ async def session_events(
     responses={200: {"content": {"text/event-stream": {}}}},
 )
 async def all_events(
-    state: State,
-    caller: StreamCaller,
+    call: StreamCall,
     request: Request,
     last_event_id: LastEventId = None,
     after: After = None,
     access_token: AccessToken = None,
 ) -> StreamingResponse:
     """Every session's events (admin only), replayed from `Last-Event-ID`."""
+    state, caller = call
     caller.require(set(), "follow every session's events")
     start = _resume_point(last_event_id, after)
     return StreamingResponse(

@@ -7,10 +7,9 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Annotated, TypeVar
+from typing import Annotated, NamedTuple, TypeVar
 
 from fastapi import Depends, Request
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from midturn.contract._interactions import Event, Interaction, InteractionKind
 from midturn.errors import NotFound
@@ -21,10 +20,11 @@ from midturn.runtime import Runtime
 from midturn.store import Store
 
 __all__ = [
+    "Call",
     "Caller",
     "GatewayState",
     "State",
-    "StreamCaller",
+    "StreamCall",
     "client_gone",
 ]
 
@@ -134,28 +134,29 @@ async def _state(request: Request) -> GatewayState:
     return _gateway(request)
 
 
-_bearer = HTTPBearer(auto_error=False, description="admin, agent or answer token")
+class Caller(NamedTuple):
+    """What a route needs: the gateway and who is calling. One dependency with no
+    sub-dependencies (FastAPI's per-request cost grows with every dependency level); the
+    OpenAPI document still declares the bearer scheme (see `_app.py`)."""
+
+    state: GatewayState
+    caller: Principal
 
 
-async def _caller(
-    request: Request,
-    _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> Principal:
-    principal = await _gateway(request).authority.resolve(bearer_token(request))
+async def _call(request: Request) -> Caller:
+    state = _gateway(request)
+    principal = await state.authority.resolve(bearer_token(request))
     request.state.role = principal.role
-    return principal
+    return Caller(state, principal)
 
 
-async def _stream_caller(
-    request: Request,
-    _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> Principal:
-    token = bearer_token(request, allow_query=True)
-    principal = await _gateway(request).authority.resolve(token)
+async def _stream_call(request: Request) -> Caller:
+    state = _gateway(request)
+    principal = await state.authority.resolve(bearer_token(request, allow_query=True))
     request.state.role = principal.role
-    return principal
+    return Caller(state, principal)
 
 
 State = Annotated[GatewayState, Depends(_state)]
-Caller = Annotated[Principal, Depends(_caller)]
-StreamCaller = Annotated[Principal, Depends(_stream_caller)]
+Call = Annotated[Caller, Depends(_call)]
+StreamCall = Annotated[Caller, Depends(_stream_call)]
