@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 
@@ -80,6 +81,29 @@ class Pty:
             except pexpect.TIMEOUT:
                 continue
         return self.text
+
+    def saw(self, *texts: str) -> None:
+        """Read output until every one of `texts` has been on the screen, even if only
+        for a moment: the screen is checked after each control sequence, not only after
+        each read. For what a program draws and then erases by itself (a picker that
+        times out): a slow reader can get the drawing and the erasing in one read."""
+        unseen = set(texts)
+        deadline = time.monotonic() + READ_TIMEOUT_S
+        while unseen:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"the screen never showed {sorted(unseen)}:\n{self.text}")
+            try:
+                data = self.child.read_nonblocking(65536, timeout=remaining)
+            except pexpect.EOF:
+                raise AssertionError(
+                    f"the program ended before showing {sorted(unseen)}; the screen:\n{self.text}"
+                ) from None
+            except pexpect.TIMEOUT:
+                continue
+            for piece in re.split(r"(?=\x1b)", data):
+                self._feed(piece)
+                unseen -= {text for text in unseen if text in self.text}
 
     def press(self, *keys: str) -> None:
         for key in keys:

@@ -75,7 +75,7 @@ def test_timeout_exits_3() -> None:
     term = Pty(
         ["ask", "Which database?", "-o", "PostgreSQL", "-o", "SQLite", "--timeout", "0.5", "--json"]
     )
-    term.shows("PostgreSQL")
+    term.saw("PostgreSQL")  # shown, then erased when it times out
     assert term.finish() == 3  # nobody answers
     assert '"outcome": "timed_out"' in term.raw
 
@@ -172,7 +172,7 @@ def test_a_timeout_with_a_recommendation_auto_selects_it(tmp_path: Path) -> None
     path = tmp_path / "ask.json"
     path.write_text(json.dumps(ask))
     term = Pty(["ask", "--file", str(path), "--json"])
-    term.shows("❯ 2. us-east (recommended)")
+    term.saw("❯ 2. us-east (recommended)")  # shown, then erased when it times out
     assert term.finish() == 3
     result = json.loads(term.raw[term.raw.index("{") : term.raw.rindex("}") + 1])
     assert result["outcome"] == "timed_out"
