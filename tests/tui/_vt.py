@@ -17,6 +17,10 @@ from midturn import Ask, Option, Question
 UP, DOWN, RIGHT, LEFT = "\x1b[A", "\x1b[B", "\x1b[C", "\x1b[D"
 ENTER, ESC, CTRL_C, BACKSPACE = "\r", "\x1b", "\x03", "\x7f"
 
+SAFETY_S = 20.0
+"""How long a test waits for the screen before failing: a bound for a busy machine (a
+full suite beside other work), never a timing assertion."""
+
 
 class Terminal:
     """A `columns` x `rows` terminal screen that a picker draws on."""
@@ -54,7 +58,7 @@ class Terminal:
     def lines(self) -> list[str]:
         return [line.rstrip() for line in self.screen.display]
 
-    async def until(self, check: Callable[[str], bool], timeout: float = 5.0) -> str:
+    async def until(self, check: Callable[[str], bool], timeout: float = SAFETY_S) -> str:
         """Wait until the screen text passes `check`; return it."""
 
         async def poll() -> str:

@@ -13,7 +13,7 @@ from midturn import Runtime, open_store
 from midturn.tui._answerer import STOPPED, RuntimeSource, answer_loop
 from midturn.tui._terminal import TerminalIO
 
-from ._vt import CTRL_C, DOWN, ENTER, Terminal
+from ._vt import CTRL_C, DOWN, ENTER, SAFETY_S, Terminal
 
 Make = Callable[..., Terminal]
 DB_ASK = {
@@ -50,20 +50,20 @@ async def test_answers_the_head_then_the_next_then_stops(terminal: Make, runtime
     screen = await term.shows("Which database?")
     assert "Permission" not in screen  # one surface at a time: only the head
     term.press(DOWN, ENTER)
-    answered = await asyncio.wait_for(runtime.wait(first.id), 5)
+    answered = await asyncio.wait_for(runtime.wait(first.id), SAFETY_S)
     assert answered.status == "answered"
     assert answered.result is not None and answered.result.answers[0].answer == "SQLite"
 
     await term.shows("Permission", "Run make clean")
     term.press(ENTER)
-    decided = await asyncio.wait_for(runtime.wait(permission.id), 5)
+    decided = await asyncio.wait_for(runtime.wait(permission.id), SAFETY_S)
     assert decided.status == "allowed"
     await term.shows("Waiting for questions")
 
     later, _ = await runtime.ask("s1", DB_ASK, turn_id="t2")
     await term.shows("Which database?")
     term.press(CTRL_C)
-    assert await asyncio.wait_for(loop, 5) == STOPPED
+    assert await asyncio.wait_for(loop, SAFETY_S) == STOPPED
     stopped = await runtime.get(later.id)
     assert stopped.status == "cancelled"
 
