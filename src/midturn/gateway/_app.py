@@ -51,7 +51,8 @@ def create_app(
     )
     app.state.gateway = state
     install_error_handlers(app)
-    for module in (_routes_sessions, _routes_asks, _routes_permissions, _sse):
+    # the router tries routes in order: the round trip's routes (asks) first
+    for module in (_routes_asks, _routes_permissions, _routes_sessions, _sse):
         app.include_router(module.router)
 
     @app.get("/healthz", tags=["operations"])

@@ -67,6 +67,9 @@ def admin_token_for(data_dir: Path, token: str | None = None) -> tuple[str, bool
     return fresh, True
 
 
+_LINE_ENCODER = json.JSONEncoder(ensure_ascii=False)  # one, not one per json.dumps call
+
+
 class _JsonLogFormatter(logging.Formatter):
     """One JSON object per line; times in UTC, ISO 8601, to the millisecond."""
 
@@ -83,7 +86,7 @@ class _JsonLogFormatter(logging.Formatter):
             fields["message"] = record.getMessage()
         if record.exc_info and record.levelno >= logging.ERROR:
             fields["error"] = repr(record.exc_info[1])
-        return json.dumps(fields, ensure_ascii=False)
+        return _LINE_ENCODER.encode(fields)
 
 
 def _configure_logging(access_log: bool) -> None:
