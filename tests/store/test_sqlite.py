@@ -233,18 +233,27 @@ async def test_of_several_processes_settling_one_interaction_exactly_one_wins(
 async def test_a_settle_whose_caller_is_cancelled_completes_and_is_announced(
     tmp_path: Path,
 ) -> None:
-    async with open_store(f"sqlite:///{tmp_path / 'm.db'}") as store:
+    file = tmp_path / "m.db"
+    async with open_store(f"sqlite:///{file}") as store:
         await store.create_interaction(pending_ask())
         heard = asyncio.Event()
         store.add_listener(lambda _: heard.set())
         cancelled = NewEvent(
             type="user_question_cancelled", session_id="s1", turn_id="t1", interaction_id="i1"
         )
-        task = asyncio.create_task(store.settle("i1", status="cancelled", events=[cancelled]))
-        await asyncio.sleep(0)  # one step: the settle now runs on the store's thread
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        # Another connection holds the write lock, so the settle cannot finish at once:
+        # it waits for the lock on the store's thread while its caller is cancelled.
+        other = sqlite3.connect(file, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            task = asyncio.create_task(store.settle("i1", status="cancelled", events=[cancelled]))
+            await asyncio.sleep(0)  # one step: the settle now waits on the store's thread
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        finally:
+            other.execute("COMMIT")
+            other.close()
 
         await asyncio.wait_for(heard.wait(), timeout=10)
         settled = await store.get_interaction("i1")

@@ -1,14 +1,15 @@
 """The SQLite store (`sqlite:///relative/path.db`, `sqlite:////absolute/path.db`): the
 embedded default, one file several processes can share (docs/storage.md).
 
-Each store object owns one connection and one worker thread. Every operation is a plain
-function run whole on that thread — a write as one `BEGIN IMMEDIATE … COMMIT`, which
-takes SQLite's single write lock up front — so an operation costs one thread hop, the
-thread serializes this object's operations without an asyncio lock, and a settle's
-compare-and-set (`UPDATE … WHERE id = ? AND status = 'pending'`) commits together with
-its events: two processes can never both settle one interaction. A caller cancelled while
-its operation runs does not undo it; the operation completes, and its events are
-announced to listeners all the same.
+Each store object owns one connection. Every operation is a plain function run whole —
+a write as one `BEGIN IMMEDIATE … COMMIT`, which takes SQLite's single write lock up
+front — at once on the event loop's thread when the connection and the lock are free,
+else on the store's worker thread, which waits for the lock (`_sqlite_conn.py`). Either
+way one operation runs at a time, and a settle's compare-and-set (`UPDATE … WHERE id = ?
+AND status = 'pending'`) commits together with its events: two processes can never both
+settle one interaction. A caller cancelled while its operation runs does not undo it; the
+operation completes, and its events are announced to listeners all the same.
+Checkpoints (the fsyncs of WAL mode) run on a thread of their own, off the commit path.
 
 Listeners hear the appends made through this store object at once. Appends by another
 process (or another store object on the same file) are found by a watcher that, while
@@ -24,7 +25,6 @@ import logging
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -56,13 +56,13 @@ from midturn.store._codec import (
     settled_copy,
     sort_key_time,
 )
+from midturn.store._sqlite_conn import BUSY_TIMEOUT_MS, Connection
 from midturn.store._sqlite_schema import MIGRATIONS, MIGRATIONS_TABLE
 
 __all__ = ["DEFAULT_SQLITE_PATH", "DEFAULT_SQLITE_URL", "SqliteStore", "sqlite_path"]
 
 DEFAULT_SQLITE_PATH = ".midturn/midturn.db"
 DEFAULT_SQLITE_URL = f"sqlite:///{DEFAULT_SQLITE_PATH}"
-BUSY_TIMEOUT_MS = 30_000
 WATCH_INTERVAL_S = 0.5
 
 log = logging.getLogger("midturn.store")
@@ -129,8 +129,7 @@ class SqliteStore(Store):
         super().__init__()
         self.url = url
         self.path = sqlite_path(url)
-        self._db: Db | None = None
-        self._worker: ThreadPoolExecutor | None = None
+        self._connection: Connection | None = None
         self._opening = asyncio.Lock()
         self._watcher: asyncio.Task[None] | None = None
         self._heard = 0  # the newest event id announced to listeners
@@ -139,17 +138,11 @@ class SqliteStore(Store):
 
     async def open(self) -> None:
         async with self._opening:
-            if self._db is not None:
+            if self._connection is not None:
                 return
-            worker = ThreadPoolExecutor(1, thread_name_prefix="midturn-sqlite")
-            try:
-                self._db = await asyncio.get_running_loop().run_in_executor(
-                    worker, _connect, self.path, self.url
-                )
-            except BaseException:
-                worker.shutdown(wait=False)
-                raise
-            self._worker = worker
+            self._connection = await Connection.open(
+                lambda: _connect(self.path, self.url), self.path
+            )
             self._heard = await self._run(_newest_event_id)
             self._watcher = asyncio.create_task(self._watch(), name=f"midturn-watch {self.url}")
 
@@ -160,40 +153,35 @@ class SqliteStore(Store):
                 watcher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await watcher
-            db, worker = self._db, self._worker
-            self._db = self._worker = None
-            if db is not None and worker is not None:
-                await asyncio.get_running_loop().run_in_executor(worker, db.close)
-                worker.shutdown(wait=False)
+            connection, self._connection = self._connection, None
+            if connection is not None:
+                await connection.close()
 
     async def schema_version(self) -> int:
         return await self._run(_schema_version)
 
     async def _run(self, operation: Callable[[Db], T]) -> T:
-        """Run `operation` whole on this store's thread."""
-        db, worker = self._db, self._worker
-        if db is None or worker is None:
+        """Run `operation` whole (see `_sqlite_conn.py` for where)."""
+        connection = self._connection
+        if connection is None:
             raise UsageError(NOT_OPEN)
-        future = asyncio.get_running_loop().run_in_executor(worker, operation, db)
-        return await asyncio.shield(future)
+        return await connection.run(operation)
 
     async def _write(self, operation: Callable[[Db], tuple[T, tuple[Event, ...]]]) -> T:
         """Run `operation` in one write transaction; announce the events it appended once
         it has committed, even if the caller was cancelled meanwhile."""
-        db, worker = self._db, self._worker
-        if db is None or worker is None:
+        connection = self._connection
+        if connection is None:
             raise UsageError(NOT_OPEN)
-        future = asyncio.get_running_loop().run_in_executor(worker, _transaction, db, operation)
-        future.add_done_callback(self._announce)
-        result, _ = await asyncio.shield(future)
-        return result
 
-    def _announce(self, future: asyncio.Future[tuple[Any, tuple[Event, ...]]]) -> None:
-        if future.cancelled() or future.exception() is not None:
-            return
-        _, appended = future.result()
-        if appended:
-            self._hear(appended[-1].id)
+        def committed(outcome: tuple[T, tuple[Event, ...]]) -> None:
+            connection.wrote()
+            appended = outcome[1]
+            if appended:
+                self._hear(appended[-1].id)
+
+        result, _ = await connection.run(lambda db: _transaction(db, operation), committed)
+        return result
 
     def _hear(self, newest: int) -> None:
         """Tell listeners about `newest`, unless they have heard of it or a newer id."""
@@ -406,7 +394,7 @@ class SqliteStore(Store):
     # -- events ----------------------------------------------------------------------
 
     async def append_events(self, events: Sequence[NewEvent]) -> tuple[Event, ...]:
-        if self._db is None:
+        if self._connection is None:
             raise UsageError(NOT_OPEN)
         if not events:
             return ()
@@ -518,7 +506,9 @@ def _connect(path: str, url: str) -> Db:
             # owner's alone (SQLite gives the -wal and -shm files the file's mode).
             Path(path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-        db = sqlite3.connect(path, isolation_level=None, cached_statements=256)
+        db = sqlite3.connect(
+            path, isolation_level=None, cached_statements=256, check_same_thread=False
+        )
     except (OSError, sqlite3.Error) as error:
         raise UsageError(
             f"cannot open the SQLite file {path!r} ({error}); check the path in {url!r} "
