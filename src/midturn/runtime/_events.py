@@ -22,6 +22,7 @@ from midturn.contract._interactions import (
     utcnow,
 )
 from midturn.store._base import Store
+from midturn.store._codec import new_event
 
 __all__ = [
     "REQUESTED_EVENT_TYPES",
@@ -48,10 +49,7 @@ REQUESTED_EVENT_TYPES: frozenset[str] = frozenset(
 _PAGE = 1000
 
 
-def _event(**fields: Any) -> NewEvent:
-    """An event from fields the runtime built itself (valid by construction): no second
-    validation pass over the interaction it carries."""
-    return NewEvent.model_construct(**fields)
+_event = new_event  # fields the runtime built itself: valid by construction
 
 
 def _dump(interaction: Interaction) -> dict[str, Any]:
