@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
 import time
 
@@ -27,6 +28,13 @@ def child_env(**extra: str) -> dict[str, str]:
     )
     env.update(extra)
     return env
+
+
+def _default_sigint() -> None:
+    """Ctrl-C interrupts the program, as in a person's terminal, even when this test
+    run was started where SIGINT is ignored (a background job of a script: an ignored
+    signal stays ignored across exec)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 class Pty:
@@ -55,6 +63,7 @@ class Pty:
             env=env or child_env(),
             encoding="utf-8",
             timeout=READ_TIMEOUT_S,
+            preexec_fn=_default_sigint,
         )
 
     @property
