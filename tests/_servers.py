@@ -37,6 +37,7 @@ SAFETY_S = 20.0
 a timing assertion)."""
 
 _ANNOUNCEMENT = "midturn gateway on "
+_ADMIN: Any = object()  # LiveGateway.client's default token: the gateway's admin token
 
 
 @dataclass
@@ -55,10 +56,10 @@ class LiveGateway:
     def port(self) -> int:
         return int(self.url.rsplit(":", 1)[1])
 
-    def client(self, token: str | None = "", **options: Any) -> httpx.AsyncClient:
+    def client(self, token: Any = _ADMIN, **options: Any) -> httpx.AsyncClient:
         """An HTTP client on this gateway with `token` (the admin token when not given;
         None sends no Authorization header)."""
-        token = self.admin_token if token == "" else token
+        token = self.admin_token if token is _ADMIN else token
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         return httpx.AsyncClient(
             base_url=self.url, headers=headers, timeout=SAFETY_S + 65, **options
@@ -144,8 +145,7 @@ def serve_process(
     db_url: str, admin_token: str, log: Path, env: dict[str, str] | None = None
 ) -> Iterator[str]:
     """`midturn serve --port 0` on `db_url` as a child process; yields its base URL and
-    stops it (SIGINT, as Ctrl-C would) when the block ends. Its stderr (the access log)
-    goes to `log`."""
+    stops it (SIGTERM) when the block ends. Its stderr (the access log) goes to `log`."""
     with log.open("wb") as errors:
         argv = ["serve", "--db", db_url, "--port", "0", "--token", admin_token]
         process = subprocess.Popen(
@@ -158,7 +158,7 @@ def serve_process(
     try:
         yield _announced_url(process, log)
     finally:
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signal.SIGTERM)
         try:
             process.wait(SAFETY_S)
         except subprocess.TimeoutExpired:

@@ -1,4 +1,5 @@
-"""A real gateway on uvicorn, on a free port, in a thread of the test process.
+"""A real gateway on uvicorn, on a free port, in a thread of the test process
+(tests/_servers.py).
 
 `gateway` is a started server on a fresh SQLite file; `start_gateway(db_url, port=0)`
 starts more (for restarts). Every server started is stopped at the end of the test, and
@@ -8,20 +9,19 @@ the stop is awaited: no server outlives its test.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from tests._servers import SAFETY_S, LiveGateway
+from tests._servers import start_gateway as start_live_gateway
 
 from midturn import Event
-from midturn.gateway import run_server
 
 ADMIN_TOKEN = "test-admin-token-0123456789abcdef"
-SAFETY_S = 20.0
 
 ASK = {
     "questions": [
@@ -40,75 +40,6 @@ ASK = {
 ANSWER = {"answers": {"db": "PostgreSQL", "name": "billing-api"}}
 
 
-@dataclass
-class LiveGateway:
-    """One running server: its base URL, the store URL, and how to stop it."""
-
-    url: str
-    db_url: str
-    _thread: threading.Thread
-    _loop: asyncio.AbstractEventLoop
-    _server: Any
-    _errors: list[BaseException] = field(default_factory=list)
-
-    @property
-    def port(self) -> int:
-        return int(self.url.rsplit(":", 1)[1])
-
-    def client(self, token: str | None = ADMIN_TOKEN, **options: Any) -> httpx.AsyncClient:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.AsyncClient(
-            base_url=self.url, headers=headers, timeout=SAFETY_S + 65, **options
-        )
-
-    def stop(self) -> None:
-        if self._thread.is_alive():
-            self._loop.call_soon_threadsafe(self._server.stop)
-            self._thread.join(SAFETY_S)
-        assert not self._thread.is_alive(), "the gateway did not stop"
-        if self._errors:
-            raise self._errors[0]
-
-
-def _start(db_url: str, port: int = 0) -> LiveGateway:
-    ready = threading.Event()
-    box: dict[str, Any] = {}
-    errors: list[BaseException] = []
-
-    def on_ready(url: str) -> None:
-        box["url"] = url
-        box["loop"] = asyncio.get_running_loop()
-        ready.set()
-
-    def run() -> None:
-        try:
-            asyncio.run(
-                run_server(
-                    db_url,
-                    "127.0.0.1",
-                    port,
-                    ADMIN_TOKEN,
-                    on_ready=on_ready,
-                    on_server=lambda server: box.__setitem__("server", server),
-                    announce=None,
-                    access_log=False,
-                    install_signal_handlers=False,
-                )
-            )
-        except BaseException as error:
-            errors.append(error)
-        finally:
-            ready.set()
-
-    thread = threading.Thread(target=run, name=f"gateway:{port}", daemon=True)
-    thread.start()
-    ready.wait(SAFETY_S)
-    if "url" not in box:
-        thread.join(SAFETY_S)
-        raise AssertionError(f"the gateway did not start: {errors!r}")
-    return LiveGateway(box["url"], db_url, thread, box["loop"], box["server"], errors)
-
-
 StartGateway = Callable[..., LiveGateway]
 
 
@@ -117,7 +48,7 @@ def start_gateway() -> Iterator[StartGateway]:
     started: list[LiveGateway] = []
 
     def start(db_url: str, port: int = 0) -> LiveGateway:
-        server = _start(db_url, port)
+        server = start_live_gateway(db_url, ADMIN_TOKEN, port)
         started.append(server)
         return server
 

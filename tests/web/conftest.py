@@ -9,10 +9,8 @@ answers.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
-import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests._servers import SAFETY_S, LiveGateway
+from tests._servers import start_gateway as start_live_gateway
 
 from midturn import Interaction
 from midturn.client import Client
-from midturn.gateway import run_server
 
 CHROMIUM = os.environ.get("MIDTURN_CHROMIUM") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -36,7 +35,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 ADMIN_TOKEN = "web-test-admin-token-0123456789abcdef"
-SAFETY_S = 20.0
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = ROOT / "test-output" / "web"
 DOC_IMAGES = ROOT / "docs" / "images"
@@ -65,65 +63,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # -- the gateway ----------------------------------------------------------------------
 
 
-@dataclass
-class LiveGateway:
-    url: str
-    db_url: str
-    thread: threading.Thread
-    loop: asyncio.AbstractEventLoop
-    server: Any
-    errors: list[BaseException]
-
-    @property
-    def port(self) -> int:
-        return int(self.url.rsplit(":", 1)[1])
-
-    def stop(self) -> None:
-        if self.thread.is_alive():
-            self.loop.call_soon_threadsafe(self.server.stop)
-            self.thread.join(SAFETY_S)
-        assert not self.thread.is_alive(), "the gateway did not stop"
-        if self.errors:
-            raise self.errors[0]
-
-
 def start_gateway(db_url: str, port: int = 0) -> LiveGateway:
-    ready = threading.Event()
-    box: dict[str, Any] = {}
-    errors: list[BaseException] = []
-
-    def on_ready(url: str) -> None:
-        box["url"] = url
-        box["loop"] = asyncio.get_running_loop()
-        ready.set()
-
-    def run() -> None:
-        try:
-            asyncio.run(
-                run_server(
-                    db_url,
-                    "127.0.0.1",
-                    port,
-                    ADMIN_TOKEN,
-                    on_ready=on_ready,
-                    on_server=lambda server: box.__setitem__("server", server),
-                    announce=None,
-                    access_log=False,
-                    install_signal_handlers=False,
-                )
-            )
-        except BaseException as error:
-            errors.append(error)
-        finally:
-            ready.set()
-
-    thread = threading.Thread(target=run, name=f"web-gateway:{port}", daemon=True)
-    thread.start()
-    ready.wait(SAFETY_S)
-    if "url" not in box:
-        thread.join(SAFETY_S)
-        raise AssertionError(f"the gateway did not start: {errors!r}")
-    return LiveGateway(box["url"], db_url, thread, box["loop"], box["server"], errors)
+    """A gateway with this suite's admin token (tests/_servers.py)."""
+    return start_live_gateway(db_url, ADMIN_TOKEN, port)
 
 
 @pytest.fixture(scope="module")
