@@ -14,9 +14,7 @@ yet — except under `CI=true`, where they fail instead.
 
 from __future__ import annotations
 
-import os
 import re
-import socket
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -24,12 +22,9 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
+from tests._postgres import POSTGRES_URL, drop_schema, require_server, skip_or_fail
 
 from midturn.store import Store, open_store
-
-POSTGRES_URL = os.environ.get(
-    "MIDTURN_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
-)
 
 
 @dataclass(frozen=True)
@@ -72,26 +67,13 @@ _BACKENDS = {
 }
 
 
-def _skip_or_fail(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: the PostgreSQL backend must be tested)")
-    pytest.skip(reason)
-
-
-def _postgres_reachable() -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", 5432), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 def check_available(name: str) -> None:
     module = {"sqlite": "_sqlite", "postgres": "_postgres"}.get(name)
     if module is not None and find_spec(f"midturn.store.{module}") is None:
-        _skip_or_fail(f"the {name} store (midturn.store.{module}) is not written yet")
-    if name == "postgres" and not _postgres_reachable():
-        _skip_or_fail("no PostgreSQL server on 127.0.0.1:5432")
+        reason = f"the {name} store (midturn.store.{module}) is not written yet"
+        skip_or_fail(reason, "the PostgreSQL backend must be tested")
+    if name == "postgres":
+        require_server("the PostgreSQL backend must be tested")
 
 
 async def _postgres_rows(url: str) -> bytes:
@@ -112,17 +94,6 @@ async def _postgres_rows(url: str) -> bytes:
         await connection.close()
     assert tables, f"no tables in schema {schema!r}"
     return "\n".join(rows).encode()
-
-
-async def drop_schema(url: str) -> None:
-    import asyncpg  # type: ignore[import-untyped]
-
-    base, _, query = url.partition("?schema=")
-    connection = await asyncpg.connect(base)
-    try:
-        await connection.execute(f'DROP SCHEMA IF EXISTS "{query}" CASCADE')
-    finally:
-        await connection.close()
 
 
 @pytest.fixture(params=list(_BACKENDS))

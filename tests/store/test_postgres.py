@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import socket
 import uuid
 from collections.abc import AsyncIterator, Callable
 from urllib.parse import urlencode
 
 import pytest
+from tests._postgres import POSTGRES_URL, fresh_schema
 
 from midturn.contract._interactions import Interaction, NewEvent
 from midturn.contract._models import AskResult
@@ -25,36 +25,17 @@ from midturn.errors import UsageError
 from midturn.store import Store, open_store
 
 from ._data import RESULT, SECRET, answered, make_ask, note, requested
-from .conftest import POSTGRES_URL
 
 asyncpg = pytest.importorskip("asyncpg")
 
 SAFETY_S = 20.0
 
 
-def _reachable() -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", 5432), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture
 async def url() -> AsyncIterator[str]:
     """The URL of a fresh schema, dropped after the test."""
-    if not _reachable():
-        reason = "no PostgreSQL server on 127.0.0.1:5432"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason} (CI=true: the PostgreSQL store must be tested)")
-        pytest.skip(reason)
-    schema = f"t_pg_{uuid.uuid4().hex[:12]}"
-    yield f"{POSTGRES_URL}?schema={schema}"
-    connection = await asyncpg.connect(POSTGRES_URL)
-    try:
-        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await connection.close()
+    async with fresh_schema("t_pg", "the PostgreSQL store must be tested") as fresh:
+        yield fresh
 
 
 @pytest.fixture
