@@ -14,9 +14,7 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import sys
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,10 +22,8 @@ from typing import Any
 
 import httpx
 import pytest
+from tests._postgres import fresh_schema
 
-POSTGRES_URL = os.environ.get(
-    "MIDTURN_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
-)
 ADMIN_TOKEN = "replica-test-admin-token"
 SAFETY_S = 30.0
 
@@ -69,31 +65,11 @@ class Replica:
 Launch = Callable[[], Awaitable[Replica]]
 
 
-def _postgres_reachable() -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", 5432), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture
 async def db_url() -> AsyncIterator[str]:
     """The URL of a fresh schema, dropped after the test."""
-    if not _postgres_reachable():
-        reason = "no PostgreSQL server on 127.0.0.1:5432"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason} (CI=true: the replica tests must run)")
-        pytest.skip(reason)
-    import asyncpg
-
-    schema = f"t_replicas_{uuid.uuid4().hex[:12]}"
-    yield f"{POSTGRES_URL}?schema={schema}"
-    connection = await asyncpg.connect(POSTGRES_URL)
-    try:
-        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await connection.close()
+    async with fresh_schema("t_replicas", "the replica tests must run") as url:
+        yield url
 
 
 @pytest.fixture
