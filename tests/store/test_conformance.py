@@ -48,6 +48,8 @@ async def test_close_is_idempotent(backend: Backend) -> None:
     await opened.open()
     await opened.aclose()
     await opened.aclose()
+    with pytest.raises(UsageError, match="not open"):  # closed for good, not reopened
+        await opened.get_interaction("x")
 
 
 # -- interactions ------------------------------------------------------------------------

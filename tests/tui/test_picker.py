@@ -388,4 +388,4 @@ async def test_a_timed_ask_counts_down(terminal: Make) -> None:
     now[0] += 10.2
     await term.shows("⏱ 20 s left")  # redrawn by itself, no key pressed
     term.press(CTRL_C)
-    await task
+    assert (await task).stopped
