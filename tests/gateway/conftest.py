@@ -16,28 +16,13 @@ from typing import Any
 
 import httpx
 import pytest
+from tests._asks import ANSWER, ASK  # noqa: F401 - the suite's tests import them from here
 from tests._servers import SAFETY_S, LiveGateway
 from tests._servers import start_gateway as start_live_gateway
 
 from midturn import Event
 
 ADMIN_TOKEN = "test-admin-token-0123456789abcdef"
-
-ASK = {
-    "questions": [
-        {
-            "id": "db",
-            "header": "Database",
-            "question": "Which database should the service use?",
-            "options": [
-                {"label": "PostgreSQL", "description": "Managed, scales out"},
-                {"label": "SQLite", "description": "Embedded, zero setup"},
-            ],
-        },
-        {"id": "name", "question": "What should the service be called?", "kind": "text"},
-    ]
-}
-ANSWER = {"answers": {"db": "PostgreSQL", "name": "billing-api"}}
 
 
 StartGateway = Callable[..., LiveGateway]

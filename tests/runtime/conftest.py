@@ -8,27 +8,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from tests._asks import ANSWER, ASK  # noqa: F401 - the suite's tests import them from here
 
 from midturn import Event, Runtime, Store, open_store
 
 T = TypeVar("T")
 SAFETY_S = 10.0
 
-ASK: dict[str, Any] = {
-    "questions": [
-        {
-            "id": "db",
-            "header": "Database",
-            "question": "Which database should the service use?",
-            "options": [
-                {"label": "PostgreSQL", "description": "Managed, scales out"},
-                {"label": "SQLite", "description": "Embedded, zero setup"},
-            ],
-        },
-        {"id": "name", "question": "What should the service be called?", "kind": "text"},
-    ]
-}
-ANSWER: dict[str, Any] = {"answers": {"db": "PostgreSQL", "name": "billing-api"}}
 ONE_QUESTION: dict[str, Any] = {
     "questions": [
         {
