@@ -215,8 +215,8 @@ async def _ask_gateway(tool_input: Any, dialect: str, args: argparse.Namespace) 
                 raise
     except httpx.TransportError as error:
         _say(
-            f"midturn: cannot reach the gateway at {args.gateway} ({error}); start it "
-            "with `midturn serve` or check --gateway"
+            _transport_failure(args.gateway, error) + "; start it with `midturn serve` "
+            "or check --gateway"
         )
         return EXIT_CODES["unavailable"]
     return _report(settled.result or AskResult(outcome="cancelled"), args.json)
@@ -273,8 +273,18 @@ def _run_answer(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_answer(base_url, token))
     except httpx.TransportError as error:
-        _say(f"midturn: cannot reach the gateway at {base_url} ({error})")
+        _say(_transport_failure(base_url, error))
         return EXIT_CODES["unavailable"]
+
+
+def _transport_failure(url: str, error: Exception) -> str:
+    """Say what went wrong with the connection: a timeout is not an unreachable gateway."""
+    import httpx
+
+    detail = str(error) or type(error).__name__
+    if isinstance(error, httpx.TimeoutException):
+        return f"midturn: the gateway at {url} did not answer in time ({detail})"
+    return f"midturn: cannot reach the gateway at {url} ({detail})"
 
 
 def _run_demo(args: argparse.Namespace) -> int:
