@@ -24,6 +24,7 @@ import contextlib
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -516,7 +517,7 @@ def _connect(path: str, url: str) -> Db:
         ) from error
     try:
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        db.execute("PRAGMA journal_mode = WAL")
+        _use_wal(db)
         db.execute("PRAGMA synchronous = NORMAL")
         db.execute("PRAGMA foreign_keys = ON")
         _transaction(db, _migrate)
@@ -524,6 +525,25 @@ def _connect(path: str, url: str) -> Db:
         db.close()
         raise
     return db
+
+
+def _use_wal(db: Db) -> None:
+    """Switch the file to WAL. The switch takes an exclusive lock, and SQLite reports
+    "database is locked" at once (without its busy handler) when another connection is
+    opening the same new file, so retry within the busy timeout; a file already in WAL
+    needs no switch (its mode is read without a lock)."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.001
+    while True:
+        try:
+            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() + delay > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
 
 
 def _migrate(db: Db) -> None:
