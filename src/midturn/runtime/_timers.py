@@ -113,11 +113,11 @@ class Deadlines:
                 except asyncio.CancelledError:
                     raise
                 except Exception:  # one failed expiry must not stop the others
-                    delay = self.retry(interaction_id)
+                    backoff = self.retry(interaction_id)
                     log.exception(
                         "timing out interaction %s failed; retrying in %.1f s",
                         interaction_id,
-                        delay,
+                        backoff,
                     )
                 else:
                     self._failures.pop(interaction_id, None)
