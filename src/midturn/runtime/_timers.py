@@ -72,7 +72,7 @@ class Deadlines:
         returns the delay in seconds."""
         failures = self._failures.get(interaction_id, 0) + 1
         self._failures[interaction_id] = failures
-        delay = min(RETRY_FIRST_S * 2 ** min(failures - 1, 30), RETRY_MAX_S)
+        delay: float = min(RETRY_FIRST_S * 2.0 ** min(failures - 1, 30), RETRY_MAX_S)
         self._arm(interaction_id, self._clock() + delay)
         return delay
 
