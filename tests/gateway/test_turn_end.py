@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from tests._postgres import fresh_schema
 from tests._servers import LiveGateway
 
 from midturn import AsyncClient, ToolCallConflict
@@ -95,6 +96,21 @@ async def test_without_a_turn_id_a_grant_covers_only_that_call(
 async def test_a_tool_call_id_of_the_other_kind_is_a_409_even_when_racing(
     gateway: LiveGateway, session: Session
 ) -> None:
+    await _kind_conflicts(gateway, session)
+
+
+async def test_a_tool_call_id_of_the_other_kind_is_a_409_on_postgresql(
+    start_gateway: StartGateway,
+) -> None:
+    async with fresh_schema("kind_409", "the 409 must be tested on PostgreSQL") as url:
+        gateway = start_gateway(url)
+        async with gateway.client() as admin:
+            created = await admin.post("/v1/sessions", json={})
+        await _kind_conflicts(gateway, Session(**created.json()))
+        gateway.stop()
+
+
+async def _kind_conflicts(gateway: LiveGateway, session: Session) -> None:
     async with gateway.client(session.agent_token) as agent:
         asked = await agent.post(
             f"/v1/sessions/{session.session_id}/asks",

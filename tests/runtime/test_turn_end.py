@@ -213,8 +213,7 @@ async def test_a_grant_race_across_two_stores_on_postgresql() -> None:
         await _two_runtimes_race(url)
 
 
-async def test_a_stop_in_one_process_holds_in_another(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'midturn.db'}"
+async def _stop_holds_in_another(url: str) -> None:
     async with open_store(url) as one, open_store(url) as two:  # noqa: SIM117 - one each
         async with Runtime(one) as first, Runtime(two) as second:
             await _grant(first, "t1")
@@ -223,6 +222,17 @@ async def test_a_stop_in_one_process_holds_in_another(tmp_path: Path) -> None:
                 "s1", tool="bash", summary="rm", turn_id="t1"
             )
             assert later.status == "cancelled"
+            ask, _ = await second.ask("s1", ASK, turn_id="t1")
+            assert ask.status == "cancelled"
+
+
+async def test_a_stop_in_one_process_holds_in_another(tmp_path: Path) -> None:
+    await _stop_holds_in_another(f"sqlite:///{tmp_path / 'midturn.db'}")
+
+
+async def test_a_stop_in_one_replica_holds_in_another_on_postgresql() -> None:
+    async with fresh_schema("stop_holds", "a stop must hold across PostgreSQL replicas") as url:
+        await _stop_holds_in_another(url)
 
 
 async def test_a_park_racing_a_stop_never_stays_pending(store: Store) -> None:
