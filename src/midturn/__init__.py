@@ -33,6 +33,7 @@ from midturn.errors import (
     MidturnError,
     NotFound,
     Problem,
+    ToolCallConflict,
     Unauthorized,
     UsageError,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "Runtime",
     "Settled",
     "Store",
+    "ToolCallConflict",
     "ToolOutput",
     "Turn",
     "Unauthorized",

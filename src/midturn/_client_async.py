@@ -24,6 +24,7 @@ from midturn.errors import (
     InvalidAsk,
     NotFound,
     Problem,
+    ToolCallConflict,
     Unauthorized,
     UsageError,
 )
@@ -69,6 +70,8 @@ def _error_from(response: httpx.Response) -> Exception:
         return answer_error
     if error == "already_settled" and isinstance(body.get("interaction"), dict):
         return AlreadySettled(Interaction.model_validate(body["interaction"]), message)
+    if error == "tool_call_conflict":
+        return ToolCallConflict(message)
     if status == 401:
         return Unauthorized(message)
     if status == 403:
@@ -174,7 +177,7 @@ class AsyncClient:
         *,
         dialect: str = "midturn",
         tool_call_id: str | None = None,
-        turn_id: str = "turn",
+        turn_id: str | None = None,
         wait: float = 0,
     ) -> Interaction:
         """Park an ask (raises `InvalidAsk`); a repeated `tool_call_id` returns the
@@ -229,7 +232,7 @@ class AsyncClient:
         *,
         dialect: str = "midturn",
         tool_call_id: str | None = None,
-        turn_id: str = "turn",
+        turn_id: str | None = None,
         timeout: float | None = None,
     ) -> Interaction:
         """Park an ask and wait for it to settle (see `ask` and `wait`); the first
@@ -276,7 +279,7 @@ class AsyncClient:
         risk: Risk = "medium",
         details: str | None = None,
         tool_call_id: str | None = None,
-        turn_id: str = "turn",
+        turn_id: str | None = None,
         timeout_s: float | None = None,
     ) -> Interaction:
         """Park a permission request (agent token)."""
@@ -305,9 +308,15 @@ class AsyncClient:
 
     # -- turns and queues ---------------------------------------------------------------
 
-    async def stop_turn(self, session_id: str, turn_id: str = "turn") -> list[Interaction]:
-        """Cancel everything the turn has parked; returns what it cancelled."""
+    async def stop_turn(self, session_id: str, turn_id: str) -> list[Interaction]:
+        """Stop the turn: end it and cancel everything it has parked; returns what it
+        cancelled."""
         reply = await self._call("POST", f"/v1/sessions/{session_id}/turns/{turn_id}/stop")
+        return [Interaction.model_validate(item) for item in reply["cancelled"]]
+
+    async def end_turn(self, session_id: str, turn_id: str) -> list[Interaction]:
+        """The turn finished: end it (its grants end); returns what it cancelled."""
+        reply = await self._call("POST", f"/v1/sessions/{session_id}/turns/{turn_id}/end")
         return [Interaction.model_validate(item) for item in reply["cancelled"]]
 
     async def queue(self, session_id: str) -> list[Interaction]:

@@ -83,7 +83,7 @@ class Client:
         *,
         dialect: str = "midturn",
         tool_call_id: str | None = None,
-        turn_id: str = "turn",
+        turn_id: str | None = None,
         wait: float = 0,
     ) -> Interaction:
         return self._run(
@@ -112,7 +112,7 @@ class Client:
         *,
         dialect: str = "midturn",
         tool_call_id: str | None = None,
-        turn_id: str = "turn",
+        turn_id: str | None = None,
         timeout: float | None = None,
     ) -> Interaction:
         return self._run(
@@ -141,7 +141,7 @@ class Client:
         risk: Risk = "medium",
         details: str | None = None,
         tool_call_id: str | None = None,
-        turn_id: str = "turn",
+        turn_id: str | None = None,
         timeout_s: float | None = None,
     ) -> Interaction:
         return self._run(
@@ -162,8 +162,11 @@ class Client:
     ) -> Settled:
         return self._run(self._async.decide(interaction_id, decision, message=message))
 
-    def stop_turn(self, session_id: str, turn_id: str = "turn") -> list[Interaction]:
+    def stop_turn(self, session_id: str, turn_id: str) -> list[Interaction]:
         return self._run(self._async.stop_turn(session_id, turn_id))
+
+    def end_turn(self, session_id: str, turn_id: str) -> list[Interaction]:
+        return self._run(self._async.end_turn(session_id, turn_id))
 
     def queue(self, session_id: str) -> list[Interaction]:
         return self._run(self._async.queue(session_id))

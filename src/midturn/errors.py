@@ -14,7 +14,10 @@ The tree::
     │   └── Forbidden                  a valid token used where it does not belong
     ├── GatewayError                   the gateway answered with an error body
     └── UsageError (RuntimeError)      a developer mistake: wrong arguments, a missing
-                                       optional dependency, a closed resource
+        │                              optional dependency, a closed resource
+        └── ToolCallConflict           a tool_call_id of the session already belongs to
+                                       the other kind (an ask, not a permission, or the
+                                       reverse); the gateway answers 409
 
 Three families are kept apart: model-fixable input (`InvalidAsk`), client-fixable
 input (`InvalidAnswer`) and developer mistakes (`UsageError`). Every message says what
@@ -35,6 +38,7 @@ __all__ = [
     "MidturnError",
     "NotFound",
     "Problem",
+    "ToolCallConflict",
     "Unauthorized",
     "UsageError",
 ]
@@ -136,3 +140,13 @@ class GatewayError(MidturnError):
 class UsageError(MidturnError, RuntimeError):
     """A developer mistake: wrong arguments, a missing optional dependency, a closed
     resource. The message says what to change."""
+
+
+class ToolCallConflict(UsageError):
+    """A `tool_call_id` of the session already belongs to an interaction of the other
+    kind: asking with a permission's id, or requesting a permission with an ask's. Nothing
+    was created. `existing` is the interaction that holds the id."""
+
+    def __init__(self, message: str, existing: Any = None) -> None:
+        self.existing = existing
+        super().__init__(message)

@@ -56,7 +56,11 @@ def test_answers_an_ask_and_a_permission_an_agent_made(gateway: str) -> None:
         term.shows("✔ Database: SQLite", "Waiting for questions")
 
         permission = agent.request_permission(
-            creds.session_id, tool="Bash", summary="Run rm -rf build/", risk="high"
+            creds.session_id,
+            tool="Bash",
+            summary="Run rm -rf build/",
+            risk="high",
+            turn_id="turn-1",
         )
         term.shows("Permission", "Run rm -rf build/", "risk: high")
         term.press(DOWN, ENTER)

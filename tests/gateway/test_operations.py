@@ -6,14 +6,16 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
-from midturn import Runtime, open_store
+from midturn import Interaction, Runtime, open_store
 from midturn.gateway import create_app
+from midturn.store._sqlite import SqliteStore
 
-from .conftest import ADMIN_TOKEN, ANSWER, LiveGateway, Session, create_ask
+from .conftest import ADMIN_TOKEN, ANSWER, ASK, LiveGateway, Session, create_ask
 
 
 async def test_healthz_needs_no_token(gateway: LiveGateway) -> None:
@@ -117,3 +119,42 @@ async def test_the_shipped_web_inbox_and_its_assets_are_served(gateway: LiveGate
     for asset in assets:
         assert asset.status_code == 200, asset.url
         assert "content-security-policy" in asset.headers
+
+
+class _CountingListings:
+    """A store that counts how often interactions are listed (and how many come back)."""
+
+    listings = 0
+    listed = 0
+
+    async def list_interactions(self, **filters: Any) -> list[Interaction]:
+        found: list[Interaction] = await super().list_interactions(**filters)  # type: ignore[misc]
+        self.listings += 1
+        self.listed += len(found)
+        return found
+
+
+class _CountingSqlite(_CountingListings, SqliteStore):
+    pass
+
+
+async def test_a_metrics_scrape_counts_pending_without_loading_interactions(
+    tmp_path: Path,
+) -> None:
+    store = _CountingSqlite(f"sqlite:///{tmp_path / 'midturn.db'}")
+    async with store, Runtime(store) as runtime:
+        asks = [(await runtime.ask(f"s{n % 3}", ASK, turn_id="t1"))[0] for n in range(50)]
+        await runtime.request_permission("s1", tool="bash", summary="ls", turn_id="t1")
+        await runtime.answer(asks[0].id, ANSWER)
+        await runtime.stop_turn("s2", "t1")  # cancels the 16 asks of s2
+        app = create_app(runtime, store=store, admin_token=ADMIN_TOKEN, web_dir=tmp_path)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            store.listings = store.listed = 0
+            scrapes = [(await client.get("/metrics")).text for _ in range(3)]
+        listings, listed = store.listings, store.listed
+        pending = len(await runtime.inbox())
+    assert pending == 50 + 1 - 1 - 16
+    for text in scrapes:
+        assert _metric(text, "midturn_pending_interactions") == pending
+    assert (listings, listed) == (0, 0)

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.runtime.conftest import ONE_QUESTION, next_event, within
 
 from midturn import Interaction, Runtime, Store, UsageError, open_store, parse_ask
 from midturn.contract._interactions import utcnow
+from midturn.store._memory import MemoryStore
+from midturn.store._sqlite import SqliteStore
 
 
 async def test_an_ask_times_out_skipped_by_default(runtime: Runtime) -> None:
@@ -120,3 +124,52 @@ async def test_a_runtime_times_out_what_another_process_parked_and_left(tmp_path
         # The parking runtime is gone; the survivor heard of the ask and arms its deadline.
         settled = await within(survivor.wait(interaction.id))
     assert settled.status == "timed_out" and settled.settled_by == "system"
+
+
+class _FailsFirstSettle:
+    """A store whose first settle fails, as a database does on a transient error."""
+
+    failures = 0
+
+    async def settle_in_turn(self, *args: Any, **kwargs: Any) -> Any:
+        if self.failures == 0:
+            self.failures += 1
+            raise sqlite3.OperationalError("database is locked")
+        return await super().settle_in_turn(*args, **kwargs)  # type: ignore[misc]
+
+
+class _FlakyMemory(_FailsFirstSettle, MemoryStore):
+    pass
+
+
+class _FlakySqlite(_FailsFirstSettle, SqliteStore):
+    pass
+
+
+async def test_a_timeout_whose_expiry_fails_once_is_retried(store_url: str) -> None:
+    flaky = _FlakyMemory(store_url) if store_url.startswith("memory") else _FlakySqlite(store_url)
+    async with flaky, Runtime(flaky) as runtime:
+        interaction, _ = await runtime.ask("s1", {**ONE_QUESTION, "timeout_s": 0.05})
+        settled = await within(runtime.wait(interaction.id))
+        assert flaky.failures == 1
+    assert settled.status == "timed_out" and settled.settled_by == "system"
+
+
+async def test_a_recovered_timeout_whose_expiry_fails_once_is_retried(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'midturn.db'}"
+    now = utcnow()
+    interaction = Interaction(  # its deadline passed while no runtime ran
+        id="ia_overdue",
+        kind="ask",
+        session_id="s1",
+        turn_id="t1",
+        created_at=now - timedelta(seconds=10),
+        deadline=now - timedelta(seconds=5),
+        ask=parse_ask({**ONE_QUESTION, "timeout_s": 5}, "midturn"),
+    )
+    async with open_store(url) as store:
+        await store.create_interaction(interaction)
+    flaky = _FlakySqlite(url)
+    async with flaky, Runtime(flaky) as runtime:  # opening does not fail on it
+        settled = await within(runtime.wait(interaction.id))
+    assert flaky.failures == 1 and settled.status == "timed_out"

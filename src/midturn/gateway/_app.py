@@ -62,8 +62,10 @@ def create_app(
 
     @app.get("/metrics", response_class=PlainTextResponse, tags=["operations"])
     async def metrics(gateway: State) -> PlainTextResponse:
-        """Prometheus metrics (text exposition format 0.0.4)."""
-        pending = len(await gateway.runtime.inbox())
+        """Prometheus metrics (text exposition format 0.0.4). Open, so cheap: the pending
+        count is one aggregate query over the store's index of pending rows, never a
+        listing of interactions."""
+        pending = await gateway.store.count_pending()
         return PlainTextResponse(
             gateway.metrics.render(pending), media_type="text/plain; version=0.0.4"
         )

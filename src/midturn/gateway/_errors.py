@@ -20,6 +20,7 @@ from midturn.errors import (
     InvalidAsk,
     MidturnError,
     NotFound,
+    ToolCallConflict,
     Unauthorized,
     UsageError,
 )
@@ -86,6 +87,18 @@ async def _too_large(_: Request, exc: Exception) -> JSONResponse:
     return error_response(413, "payload_too_large", str(exc))
 
 
+async def _tool_call_conflict(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ToolCallConflict)
+    existing = exc.existing
+    return error_response(
+        409,
+        "tool_call_conflict",
+        str(exc),
+        interaction_id=getattr(existing, "id", None),
+        kind=getattr(existing, "kind", None),
+    )
+
+
 async def _usage(_: Request, exc: Exception) -> JSONResponse:
     return error_response(400, "bad_request", str(exc))
 
@@ -146,6 +159,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(Forbidden, _forbidden)
     app.add_exception_handler(Unauthorized, _unauthorized)
     app.add_exception_handler(PayloadTooLarge, _too_large)
+    app.add_exception_handler(ToolCallConflict, _tool_call_conflict)
     app.add_exception_handler(UsageError, _usage)
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(StarletteHTTPException, _http)

@@ -91,11 +91,31 @@ async def stop_turn(
     session_id: SessionId,
     turn_id: Annotated[str, Path(max_length=200)],
 ) -> ModelResponse:
-    """Stop a turn: cancel everything it has parked."""
+    """Stop a turn: end it (its grants end, it parks nothing more) and cancel everything
+    it has parked."""
     state, caller = call
     caller.require({"agent", "answer"}, "stop this session's turns", session_id)
     await state.authority.session(session_id)
     cancelled = await state.runtime.stop_turn(session_id, turn_id, by=caller.role)
+    for interaction in cancelled:
+        state.metrics.observe_settle(interaction.created_at, interaction.settled_at)
+    return ModelResponse(StopOut(cancelled=cancelled))
+
+
+@router.post(
+    "/sessions/{session_id}/turns/{turn_id}/end", response_model=StopOut, tags=["sessions"]
+)
+async def end_turn(
+    call: Call,
+    session_id: SessionId,
+    turn_id: Annotated[str, Path(max_length=200)],
+) -> ModelResponse:
+    """The turn finished: end it (its grants end, it parks nothing more) and cancel
+    whatever of it is still pending (normally nothing)."""
+    state, caller = call
+    caller.require({"agent"}, "end this session's turns", session_id)
+    await state.authority.session(session_id)
+    cancelled = await state.runtime.end_turn(session_id, turn_id, by=caller.role)
     for interaction in cancelled:
         state.metrics.observe_settle(interaction.created_at, interaction.settled_at)
     return ModelResponse(StopOut(cancelled=cancelled))

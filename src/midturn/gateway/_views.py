@@ -71,7 +71,11 @@ class AskIn(_In):
         description="midturn, claude, maka, omp, neo, agentcore, pi-legacy, or auto",
     )
     tool_call_id: str | None = Field(default=None, pattern=_ID_PATTERN)
-    turn_id: str = Field(default="turn", pattern=_ID_PATTERN)
+    turn_id: str | None = Field(
+        default=None,
+        pattern=_ID_PATTERN,
+        description="the agent's turn; without one the interaction belongs to no turn",
+    )
 
 
 class PermissionIn(_In):
@@ -80,7 +84,11 @@ class PermissionIn(_In):
     risk: Risk = "medium"
     details: str | None = Field(default=None, max_length=60_000)
     tool_call_id: str | None = Field(default=None, pattern=_ID_PATTERN)
-    turn_id: str = Field(default="turn", pattern=_ID_PATTERN)
+    turn_id: str | None = Field(
+        default=None,
+        pattern=_ID_PATTERN,
+        description="the agent's turn; without one the interaction belongs to no turn",
+    )
     timeout_s: float | None = Field(default=None, gt=0, le=86_400)
 
 

@@ -143,7 +143,15 @@ class Parking:
             if interaction.deadline is None:
                 continue
             if interaction.deadline <= now:
-                await self._expire_now(interaction)
+                try:
+                    await self._expire_now(interaction)
+                except Exception:  # a transient store error: the timer retries it
+                    delay = self.deadlines.retry(interaction.id)
+                    log.exception(
+                        "timing out interaction %s failed; retrying in %.1f s",
+                        interaction.id,
+                        delay,
+                    )
             else:
                 self.deadlines.schedule(interaction.id, interaction.deadline)
 

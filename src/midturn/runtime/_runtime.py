@@ -32,11 +32,25 @@ from midturn.contract._interactions import (
     utcnow,
 )
 from midturn.contract._models import AskResult, Limits, ToolOutput
-from midturn.errors import AlreadySettled, InvalidAnswer, InvalidAsk, NotFound, UsageError
+from midturn.errors import (
+    AlreadySettled,
+    InvalidAnswer,
+    InvalidAsk,
+    NotFound,
+    ToolCallConflict,
+    UsageError,
+)
 from midturn.runtime._audit import export_decisions
 from midturn.runtime._events import follow_events
 from midturn.runtime._parking import Parking, deadline_after
-from midturn.runtime._permissions import decision_for, same_decision, tool_allowed_for_turn
+from midturn.runtime._permissions import (
+    OWN_TURN,
+    decision_for,
+    is_own_turn,
+    own_turn,
+    same_decision,
+    tool_allowed_for_turn,
+)
 from midturn.runtime._tool import handle_tool_call
 from midturn.runtime._turns import Turn
 from midturn.store._base import Store
@@ -53,6 +67,7 @@ _STATUS_OF: dict[str, InteractionStatus] = {
 }
 SYSTEM = "system"
 """`settled_by` of everything no person decided: timeouts, `unavailable`, auto-allows."""
+_AUTO = PermissionDecision(outcome="allowed", decision="allow", auto=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +82,18 @@ class Settled:
 def new_interaction_id() -> str:
     """An unguessable id: 128 random bits."""
     return "ia_" + secrets.token_urlsafe(16)
+
+
+def _turn_of(turn_id: str | None, interaction_id: str) -> str:
+    """The turn an interaction belongs to: the one given, else a turn of its own."""
+    if not turn_id:
+        return own_turn(interaction_id)
+    if turn_id.startswith(OWN_TURN):
+        raise UsageError(
+            f"turn_id {turn_id!r} starts with {OWN_TURN!r}, which marks the turn of an "
+            "interaction made without a turn_id; choose another turn id"
+        )
+    return turn_id
 
 
 class Runtime:
@@ -153,14 +180,20 @@ class Runtime:
         session_id: str,
         tool_input: Any,
         *,
-        turn_id: str = "turn",
+        turn_id: str | None = None,
         dialect: str = "midturn",
         tool_call_id: str | None = None,
     ) -> tuple[Interaction, bool]:
         """Validate (raises `InvalidAsk` before anything is stored or shown), persist,
         publish `user_question_requested`. Returns `(interaction, created)`; a repeated
-        `tool_call_id` in the session returns the existing one with `created=False`."""
+        `tool_call_id` in the session returns the existing one with `created=False`.
+
+        Without a `turn_id` (None or "") the ask is a turn of its own (`~<its id>`). In a
+        turn that has ended (stopped or finished) it settles `cancelled` at once, shown
+        to nobody."""
         self._check_open()
+        interaction_id = new_interaction_id()
+        turn_id = _turn_of(turn_id, interaction_id)
         try:
             ask = parse_ask(tool_input, dialect, limits=self.limits)
         except InvalidAsk:
@@ -170,7 +203,7 @@ class Runtime:
             raise
         now = utcnow()
         interaction = Interaction(
-            id=new_interaction_id(),
+            id=interaction_id,
             kind="ask",
             session_id=session_id,
             turn_id=turn_id,
@@ -180,6 +213,11 @@ class Runtime:
             dialect=ask.dialect,
             ask=ask,
         )
+        if await self._ended(session_id, turn_id):
+            result = uniform_result(ask, "cancelled")
+            return await self._settle_at_once(
+                interaction, "cancelled", False, result=result, kind="ask"
+            )
         if self.interactive:
             stored, created = await self._parking.park(interaction)
         else:
@@ -187,7 +225,7 @@ class Runtime:
         if not created:
             self._same_kind(stored, tool_call_id, "ask")
         if self.interactive:
-            return stored, created
+            return await self._unless_ended(stored), created
         if not created or not stored.pending or stored.ask is None:
             return stored, created
         outcome = await self._parking.settle(
@@ -206,15 +244,19 @@ class Runtime:
         *,
         tool: str,
         summary: str,
-        turn_id: str = "turn",
+        turn_id: str | None = None,
         risk: Risk = "medium",
         details: str | None = None,
         tool_call_id: str | None = None,
         timeout_s: float | None = None,
     ) -> tuple[Interaction, bool]:
         """Park a permission request (or settle it `allowed` at once when the tool was
-        allowed for this turn). Returns `(interaction, created)` like `ask`."""
+        allowed for this turn, `cancelled` at once when the turn has ended). Returns
+        `(interaction, created)` like `ask`; without a `turn_id` it is a turn of its own,
+        which no grant covers."""
         self._check_open()
+        interaction_id = new_interaction_id()
+        turn_id = _turn_of(turn_id, interaction_id)
         existing = await self._existing(session_id, tool_call_id, "permission")
         if existing is not None:
             return existing, False
@@ -231,7 +273,7 @@ class Runtime:
         now = utcnow()
         timeout = timeout_s if timeout_s is not None else self.permission_timeout_s
         interaction = Interaction(
-            id=new_interaction_id(),
+            id=interaction_id,
             kind="permission",
             session_id=session_id,
             turn_id=turn_id,
@@ -240,30 +282,67 @@ class Runtime:
             deadline=deadline_after(timeout, now),
             permission=request,
         )
+        if await self._ended(session_id, turn_id):
+            decision = PermissionDecision(outcome="cancelled")
+            return await self._settle_at_once(interaction, "cancelled", False, decision=decision)
         if not self.interactive:
             decision = PermissionDecision(outcome="unavailable")
-            return await self._settle_at_once(interaction, "unavailable", decision, False)
+            return await self._settle_at_once(interaction, "unavailable", False, decision=decision)
         if await tool_allowed_for_turn(self.store, session_id, turn_id, tool):
-            decision = PermissionDecision(outcome="allowed", decision="allow", auto=True)
-            return await self._settle_at_once(interaction, "allowed", decision, True)
-        return await self._parking.park(interaction)
+            return await self._settle_at_once(interaction, "allowed", True, decision=_AUTO)
+        stored, created = await self._parking.park(interaction)
+        if not created:
+            self._same_kind(stored, tool_call_id, "permission")
+            return stored, created
+        stored = await self._unless_ended(stored)
+        if stored.pending and await tool_allowed_for_turn(self.store, session_id, turn_id, tool):
+            # A grant settled while this one parked: `decide` may have listed the turn's
+            # waiting permissions before this one was stored, so allow it here.
+            outcome = await self._parking.settle(stored, "allowed", decision=_AUTO, by=SYSTEM)
+            stored = outcome.interaction
+        return stored, created
 
     async def _settle_at_once(
         self,
         interaction: Interaction,
         status: InteractionStatus,
-        decision: PermissionDecision,
         announce: bool,
+        *,
+        decision: PermissionDecision | None = None,
+        result: AskResult | None = None,
+        kind: str = "permission",
     ) -> tuple[Interaction, bool]:
         stored, created = await self._parking.park(
             interaction.model_copy(update={"deadline": None}), announce=False
         )
+        if not created:
+            self._same_kind(stored, interaction.tool_call_id, kind)
         if not created or not stored.pending:
             return stored, created
         outcome = await self._parking.settle(
-            stored, status, decision=decision, by=SYSTEM, announce=announce, resumes=False
+            stored,
+            status,
+            decision=decision,
+            result=result,
+            by=SYSTEM,
+            announce=announce,
+            resumes=False,
         )
         return outcome.interaction, True
+
+    async def _ended(self, session_id: str, turn_id: str) -> bool:
+        """Whether the turn ended. A turn of its own (no turn id given) is new at park
+        and can be stopped only by its id, which exists once it is parked: never read."""
+        return not is_own_turn(turn_id) and await self.store.turn_ended(session_id, turn_id)
+
+    async def _unless_ended(self, parked: Interaction) -> Interaction:
+        """`parked` as it stands once checked against its turn's end: a stop that
+        listed the turn's pending interactions just before this one was stored has
+        missed it, so it is cancelled here (the compare-and-set settles it once)."""
+        if not parked.pending or not await self._ended(parked.session_id, parked.turn_id):
+            return parked
+        settled = await self._cancel(parked, SYSTEM)
+        return settled if settled is not None else await self.get(parked.id)
 
     async def _existing(
         self, session_id: str, tool_call_id: str | None, kind: str
@@ -278,9 +357,11 @@ class Runtime:
     @staticmethod
     def _same_kind(found: Interaction, tool_call_id: str | None, kind: str) -> None:
         if found.kind != kind:
-            raise UsageError(
+            raise ToolCallConflict(
                 f"tool_call_id {tool_call_id!r} in session {found.session_id!r} already "
-                f"belongs to a {found.kind} ({found.id}); give each tool call its own id"
+                f"belongs to a {found.kind} ({found.id}), not a {kind}; give each tool "
+                "call its own id",
+                found,
             )
 
     # -- responding -------------------------------------------------------------------
@@ -332,12 +413,12 @@ class Runtime:
         current = await self._parking.read(interaction_id)
         if current.kind != "permission" or current.permission is None:
             raise UsageError(f"interaction {interaction_id} is an ask; answer it with answer()")
-        status, record = decision_for(decision, message)
+        status, record = decision_for(decision, message, turn_id=current.turn_id)
         settled = current
         if current.pending:
             outcome = await self._parking.settle(current, status, decision=record, by=by)
             if outcome.won:
-                if decision == "allow_for_turn":
+                if record.decision == "allow_for_turn":
                     await self._allow_rest_of_turn(outcome.interaction)
                 return Settled(outcome.interaction)
             settled = outcome.interaction
@@ -346,18 +427,20 @@ class Runtime:
         raise AlreadySettled(settled)
 
     async def _allow_rest_of_turn(self, granted: Interaction) -> None:
-        """Permissions for the same tool already waiting in the turn are allowed too."""
+        """Permissions for the same tool already waiting in the turn are allowed too
+        (those parked after this listing allow themselves: see `request_permission`)."""
         assert granted.permission is not None
+        if await self._ended(granted.session_id, granted.turn_id):
+            return
         waiting = await self.store.list_interactions(
             session_id=granted.session_id,
             turn_id=granted.turn_id,
             kind="permission",
             status="pending",
         )
-        auto = PermissionDecision(outcome="allowed", decision="allow", auto=True)
         for item in waiting:
             if item.permission is not None and item.permission.tool == granted.permission.tool:
-                await self._parking.settle(item, "allowed", decision=auto, by=SYSTEM)
+                await self._parking.settle(item, "allowed", decision=_AUTO, by=SYSTEM)
 
     async def cancel(self, interaction_id: str, *, by: str | None = None) -> Settled:
         """Cancel one interaction. Cancelling a cancelled one is a duplicate; cancelling
@@ -387,8 +470,25 @@ class Runtime:
     async def stop_turn(
         self, session_id: str, turn_id: str, *, by: str | None = None
     ) -> list[Interaction]:
-        """Cancel every pending interaction of the turn; returns those it settled."""
+        """Stop the turn: end it (its grants end; whatever it asks or requests later
+        settles `cancelled` at once, in every process on the store) and cancel every
+        pending interaction of it. Returns those it settled."""
+        return await self._end(session_id, turn_id, "stopped", by)
+
+    async def end_turn(
+        self, session_id: str, turn_id: str, *, by: str | None = None
+    ) -> list[Interaction]:
+        """The turn finished normally: end it as `stop_turn` does (recorded as
+        `finished`). Anything of it still pending is cancelled (normally nothing);
+        returns those it settled."""
+        return await self._end(session_id, turn_id, "finished", by)
+
+    async def _end(
+        self, session_id: str, turn_id: str, how: str, by: str | None
+    ) -> list[Interaction]:
         self._check_open()
+        # Recorded before the listing: a park this listing misses sees the record.
+        await self.store.end_turn(session_id, turn_id, how=how)
         pending = await self.store.list_interactions(
             session_id=session_id, turn_id=turn_id, status="pending"
         )
@@ -445,7 +545,7 @@ class Runtime:
         name: str,
         tool_call_id: str,
         tool_input: Mapping[str, Any],
-        turn_id: str = "turn",
+        turn_id: str | None = None,
         dialect: str = "midturn",
     ) -> ToolOutput:
         """The whole tool for a host: validate, park, wait, render in the dialect. An

@@ -27,7 +27,7 @@ async def handle_tool_call(
     name: str,
     tool_call_id: str,
     tool_input: Mapping[str, Any],
-    turn_id: str,
+    turn_id: str | None,
     dialect: str,
 ) -> ToolOutput:
     """Run one call of the question tool to its result.

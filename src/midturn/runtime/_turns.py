@@ -31,8 +31,10 @@ WaitingHook = Callable[[bool], None]
 
 class Turn:
     """One turn of one session. Use `async with runtime.turn(session_id, turn_id) as
-    turn:`; leaving the block stops the turn (every interaction it parked and that is
-    still pending settles `cancelled`), unless made with `stop_on_exit=False`."""
+    turn:`; leaving the block ends the turn — `end()` when the block completes, `stop()`
+    when it raises (or is cancelled) — unless made with `stop_on_exit=False`, which only
+    observes. Either way every interaction it parked that is still pending settles
+    `cancelled`, its `allow_for_turn` grants end, and it parks nothing more."""
 
     def __init__(
         self, runtime: Runtime, session_id: str, turn_id: str, *, stop_on_exit: bool = True
@@ -67,7 +69,8 @@ class Turn:
     ) -> None:
         try:
             if self.stop_on_exit and not self.runtime.closed:
-                await asyncio.shield(self.stop())
+                ending = self.stop() if exc_type is not None else self.end()
+                await asyncio.shield(ending)
         finally:
             if self._unwatch is not None:
                 self._unwatch()
@@ -170,5 +173,10 @@ class Turn:
         )
 
     async def stop(self, *, by: str | None = "host") -> list[Interaction]:
-        """Stop the turn now: cancel everything it parked that is still pending."""
+        """Stop the turn now: end it and cancel everything it parked that is still
+        pending (`Runtime.stop_turn`)."""
         return await self.runtime.stop_turn(self.session_id, self.turn_id, by=by)
+
+    async def end(self, *, by: str | None = "host") -> list[Interaction]:
+        """The turn finished: end it (`Runtime.end_turn`)."""
+        return await self.runtime.end_turn(self.session_id, self.turn_id, by=by)

@@ -229,6 +229,26 @@ class Store(abc.ABC):
         """Interactions matching every filter given, oldest first (creation order; ties
         broken by insertion order)."""
 
+    async def count_pending(self) -> int:
+        """How many interactions are pending, in every session. A backend answers it
+        from an index or a counter, without loading interactions (the gateway's
+        `/metrics` calls it on every scrape); this version counts a listing."""
+        return len(await self.list_interactions(status="pending"))
+
+    # -- turns -----------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def end_turn(
+        self, session_id: str, turn_id: str, *, how: str, at: datetime | None = None
+    ) -> bool:
+        """Record that the turn ended (`how`: `stopped` or `finished`). Idempotent: the
+        first record stays. Returns whether this call made it. An ended turn never
+        parks again and its `allow_for_turn` grants are over, in every process."""
+
+    @abc.abstractmethod
+    async def turn_ended(self, session_id: str, turn_id: str) -> bool:
+        """Whether `end_turn` was recorded for the turn."""
+
     # -- events ----------------------------------------------------------------------
 
     @abc.abstractmethod

@@ -24,6 +24,7 @@ from midturn.contract._interactions import (
     InteractionStatus,
     NewEvent,
     PermissionDecision,
+    utcnow,
 )
 from midturn.contract._models import AskResult
 from midturn.errors import NotFound, UsageError
@@ -64,6 +65,7 @@ class MemoryStore(Store):
         self._events: list[Event] = []
         # Per session, the positions of its events in `_events` (ascending).
         self._event_positions: dict[str, list[int]] = {}
+        self._ended: dict[tuple[str, str], tuple[str, datetime]] = {}
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -279,6 +281,26 @@ class MemoryStore(Store):
         ]
         found.sort(key=lambda interaction: as_utc(interaction.created_at))  # ties keep order
         return found if limit is None else found[:limit]
+
+    async def count_pending(self) -> int:
+        self._check_open()
+        return len(self._all_pending)
+
+    # -- turns -----------------------------------------------------------------------
+
+    async def end_turn(
+        self, session_id: str, turn_id: str, *, how: str, at: datetime | None = None
+    ) -> bool:
+        self._check_open()
+        key = (session_id, turn_id)
+        if key in self._ended:
+            return False
+        self._ended[key] = (how, at or utcnow())
+        return True
+
+    async def turn_ended(self, session_id: str, turn_id: str) -> bool:
+        self._check_open()
+        return (session_id, turn_id) in self._ended
 
     # -- events ----------------------------------------------------------------------
 

@@ -50,6 +50,7 @@ from midturn.contract._interactions import (
     InteractionStatus,
     NewEvent,
     PermissionDecision,
+    utcnow,
 )
 from midturn.contract._models import AskResult
 from midturn.errors import NotFound, UsageError
@@ -396,6 +397,46 @@ class PostgresStore(Store):
             query += f" LIMIT ${len(arguments)}"
         rows = await pool.fetch(query, *arguments)
         return [load_interaction(row["body"]) for row in rows]
+
+    async def count_pending(self) -> int:
+        # an index-only count over the partial index of pending rows
+        count = await self._db().fetchval(
+            "SELECT count(*) FROM midturn_interactions WHERE status = 'pending'"
+        )
+        return int(count)
+
+    # -- turns -----------------------------------------------------------------------
+
+    async def end_turn(
+        self, session_id: str, turn_id: str, *, how: str, at: datetime | None = None
+    ) -> bool:
+        pool = self._db()
+        if _unstorable(session_id, turn_id, how):
+            raise UsageError("a session or turn id cannot hold a NUL character")
+        inserted = await pool.fetchval(
+            """
+            INSERT INTO midturn_turns_ended (session_id, turn_id, how, ended_at)
+            VALUES ($1, $2, $3, $4)
+            ON CONFLICT DO NOTHING
+            RETURNING 1
+            """,
+            session_id,
+            turn_id,
+            how,
+            sort_key_time(at or utcnow()),
+        )
+        return inserted is not None
+
+    async def turn_ended(self, session_id: str, turn_id: str) -> bool:
+        pool = self._db()
+        if _unstorable(session_id, turn_id):
+            return False
+        found = await pool.fetchval(
+            "SELECT 1 FROM midturn_turns_ended WHERE session_id = $1 AND turn_id = $2",
+            session_id,
+            turn_id,
+        )
+        return found is not None
 
     # -- events ----------------------------------------------------------------------
 

@@ -97,6 +97,23 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX midturn_sessions_by_time ON midturn_sessions (created_at, seq)",
         ),
     ),
+    Migration(
+        2,
+        "ended turns: a stopped or finished turn parks nothing and its grants end",
+        (
+            # One row per turn that ended (stopped, or finished normally); the first
+            # record stays. Read before every park and every allow-for-turn check.
+            """
+            CREATE TABLE midturn_turns_ended (
+                session_id TEXT NOT NULL,
+                turn_id    TEXT NOT NULL,
+                how        TEXT NOT NULL,
+                ended_at   TEXT NOT NULL,
+                PRIMARY KEY (session_id, turn_id)
+            )
+            """,
+        ),
+    ),
 )
 
 

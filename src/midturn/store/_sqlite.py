@@ -93,6 +93,12 @@ _QUEUE = (
     "SELECT count(*), coalesce(max(turn_id = ?), 0) FROM midturn_interactions"
     " WHERE session_id = ? AND status = 'pending'"
 )
+_COUNT_PENDING = "SELECT count(*) FROM midturn_interactions WHERE status = 'pending'"
+_END_TURN = (
+    "INSERT OR IGNORE INTO midturn_turns_ended (session_id, turn_id, how, ended_at)"
+    " VALUES (?, ?, ?, ?)"
+)
+_TURN_ENDED = "SELECT 1 FROM midturn_turns_ended WHERE session_id = ? AND turn_id = ?"
 _TURN_PENDING = (
     "SELECT 1 FROM midturn_interactions"
     " WHERE session_id = ? AND turn_id = ? AND status = 'pending' LIMIT 1"
@@ -391,6 +397,30 @@ class SqliteStore(Store):
             return [load_interaction(body) for (body,) in db.execute(sql, params)]
 
         return await self._run(select)
+
+    async def count_pending(self) -> int:
+        def count(db: Db) -> int:
+            return int(db.execute(_COUNT_PENDING).fetchone()[0])  # the partial index
+
+        return await self._run(count)
+
+    # -- turns -----------------------------------------------------------------------
+
+    async def end_turn(
+        self, session_id: str, turn_id: str, *, how: str, at: datetime | None = None
+    ) -> bool:
+        params = (session_id, turn_id, how, sort_key_time(at or utcnow()))
+
+        def end(db: Db) -> tuple[bool, tuple[Event, ...]]:
+            return db.execute(_END_TURN, params).rowcount == 1, ()
+
+        return await self._write(end)
+
+    async def turn_ended(self, session_id: str, turn_id: str) -> bool:
+        def ended(db: Db) -> bool:
+            return db.execute(_TURN_ENDED, (session_id, turn_id)).fetchone() is not None
+
+        return await self._run(ended)
 
     # -- events ----------------------------------------------------------------------
 

@@ -102,4 +102,21 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        3,
+        "ended turns: a stopped or finished turn parks nothing and its grants end",
+        (
+            # One row per turn that ended (stopped, or finished normally); the first
+            # record stays. Read before every park and every allow-for-turn check.
+            """
+            CREATE TABLE midturn_turns_ended (
+                session_id TEXT NOT NULL,
+                turn_id    TEXT NOT NULL,
+                how        TEXT NOT NULL,
+                ended_at   TEXT NOT NULL,
+                PRIMARY KEY (session_id, turn_id)
+            )
+            """,
+        ),
+    ),
 )
