@@ -73,5 +73,5 @@ async def test_a_turn_follows_settles_made_by_another_runtime_on_the_store(
         await within(turn.wait_until(waiting=True))
         await other.answer(ask.id, ANSWER)
         await within(turn.wait_until(waiting=False))
-        settled = await within(runtime.wait(ask.id))
+        settled = (await within(runtime.wait(ask.id))).interaction
     assert settled.status == "answered"

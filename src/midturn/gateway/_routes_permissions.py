@@ -86,4 +86,6 @@ async def decide_permission(
     interaction = settled.interaction
     if not settled.duplicate:
         state.metrics.observe_settle(interaction.created_at, interaction.settled_at)
-    return ModelResponse(SettledOut(interaction=interaction, duplicate=settled.duplicate))
+    return ModelResponse(
+        SettledOut(interaction=interaction, output=settled.output, duplicate=settled.duplicate)
+    )

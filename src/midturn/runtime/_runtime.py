@@ -12,7 +12,6 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Self
@@ -32,16 +31,17 @@ from midturn.contract._interactions import (
     utcnow,
 )
 from midturn.contract._models import AskResult, Limits, ToolOutput
+from midturn.contract._ports import Parked, Settled
 from midturn.errors import AlreadySettled, InvalidAnswer, InvalidAsk, NotFound, UsageError
 from midturn.runtime._audit import export_decisions
 from midturn.runtime._events import follow_events
-from midturn.runtime._parking import Parking, deadline_after
+from midturn.runtime._parking import EventWatcher, Parking, deadline_after
 from midturn.runtime._permissions import decision_for, same_decision, tool_allowed_for_turn
 from midturn.runtime._tool import handle_tool_call
 from midturn.runtime._turns import Turn
 from midturn.store._base import Store
 
-__all__ = ["Runtime", "Settled"]
+__all__ = ["Parked", "Runtime", "Settled"]
 
 _STATUS_OF: dict[str, InteractionStatus] = {
     "answered": "answered",
@@ -53,15 +53,6 @@ _STATUS_OF: dict[str, InteractionStatus] = {
 }
 SYSTEM = "system"
 """`settled_by` of everything no person decided: timeouts, `unavailable`, auto-allows."""
-
-
-@dataclass(frozen=True, slots=True)
-class Settled:
-    """What a response did: the interaction as it now stands (settled), and whether the
-    response was a duplicate of the accepted one (same result, no new event)."""
-
-    interaction: Interaction
-    duplicate: bool = False
 
 
 def new_interaction_id() -> str:
@@ -156,17 +147,18 @@ class Runtime:
         turn_id: str = "turn",
         dialect: str = "midturn",
         tool_call_id: str | None = None,
-    ) -> tuple[Interaction, bool]:
+    ) -> Parked:
         """Validate (raises `InvalidAsk` before anything is stored or shown), persist,
-        publish `user_question_requested`. Returns `(interaction, created)`; a repeated
-        `tool_call_id` in the session returns the existing one with `created=False`."""
+        publish `user_question_requested`. Returns `Parked(interaction, created)`; a
+        repeated `tool_call_id` in the session returns the existing one with
+        `created=False`."""
         self._check_open()
         try:
             ask = parse_ask(tool_input, dialect, limits=self.limits)
         except InvalidAsk:
             existing = await self._existing(session_id, tool_call_id, "ask")
             if existing is not None:  # a resumed call whose input no longer validates
-                return existing, False
+                return Parked(existing, False)
             raise
         now = utcnow()
         interaction = Interaction(
@@ -186,10 +178,8 @@ class Runtime:
             stored, created = await self._parking.park(interaction, announce=False)
         if not created:
             self._same_kind(stored, tool_call_id, "ask")
-        if self.interactive:
-            return stored, created
-        if not created or not stored.pending or stored.ask is None:
-            return stored, created
+        if self.interactive or not created or not stored.pending or stored.ask is None:
+            return Parked(stored, created)
         outcome = await self._parking.settle(
             stored,
             "unavailable",
@@ -198,7 +188,7 @@ class Runtime:
             announce=False,
             resumes=False,
         )
-        return outcome.interaction, True
+        return Parked(outcome.interaction, True)
 
     async def request_permission(
         self,
@@ -211,13 +201,13 @@ class Runtime:
         details: str | None = None,
         tool_call_id: str | None = None,
         timeout_s: float | None = None,
-    ) -> tuple[Interaction, bool]:
+    ) -> Parked:
         """Park a permission request (or settle it `allowed` at once when the tool was
         allowed for this turn). Returns `(interaction, created)` like `ask`."""
         self._check_open()
         existing = await self._existing(session_id, tool_call_id, "permission")
         if existing is not None:
-            return existing, False
+            return Parked(existing, False)
         if timeout_s is not None and timeout_s <= 0:
             raise UsageError(f"timeout_s must be above 0 (got {timeout_s}), or None")
         try:
@@ -246,7 +236,7 @@ class Runtime:
         if await tool_allowed_for_turn(self.store, session_id, turn_id, tool):
             decision = PermissionDecision(outcome="allowed", decision="allow", auto=True)
             return await self._settle_at_once(interaction, "allowed", decision, True)
-        return await self._parking.park(interaction)
+        return Parked(*await self._parking.park(interaction))
 
     async def _settle_at_once(
         self,
@@ -254,16 +244,16 @@ class Runtime:
         status: InteractionStatus,
         decision: PermissionDecision,
         announce: bool,
-    ) -> tuple[Interaction, bool]:
+    ) -> Parked:
         stored, created = await self._parking.park(
             interaction.model_copy(update={"deadline": None}), announce=False
         )
         if not created or not stored.pending:
-            return stored, created
+            return Parked(stored, created)
         outcome = await self._parking.settle(
             stored, status, decision=decision, by=SYSTEM, announce=announce, resumes=False
         )
-        return outcome.interaction, True
+        return Parked(outcome.interaction, True)
 
     async def _existing(
         self, session_id: str, tool_call_id: str | None, kind: str
@@ -301,7 +291,7 @@ class Runtime:
                 current, _STATUS_OF[result.outcome], result=result, by=by
             )
             if outcome.won:
-                return Settled(outcome.interaction)
+                return Settled.of(outcome.interaction)
             settled = outcome.interaction
         else:
             settled = current
@@ -310,7 +300,7 @@ class Runtime:
             except InvalidAnswer:
                 raise AlreadySettled(settled) from None
         if self._same_result(settled, result):
-            return Settled(settled, duplicate=True)
+            return Settled.of(settled, duplicate=True)
         raise AlreadySettled(settled)
 
     def _same_result(self, settled: Interaction, result: AskResult) -> bool:
@@ -339,10 +329,10 @@ class Runtime:
             if outcome.won:
                 if decision == "allow_for_turn":
                     await self._allow_rest_of_turn(outcome.interaction)
-                return Settled(outcome.interaction)
+                return Settled.of(outcome.interaction)
             settled = outcome.interaction
         if same_decision(settled, status, record):
-            return Settled(settled, duplicate=True)
+            return Settled.of(settled, duplicate=True)
         raise AlreadySettled(settled)
 
     async def _allow_rest_of_turn(self, granted: Interaction) -> None:
@@ -368,10 +358,10 @@ class Runtime:
         if current.pending:
             outcome = await self._cancel(current, by)
             if outcome is not None:
-                return Settled(outcome)
+                return Settled.of(outcome)
             settled = await self.get(interaction_id)
         if settled.status == "cancelled":
-            return Settled(settled, duplicate=True)
+            return Settled.of(settled, duplicate=True)
         raise AlreadySettled(settled)
 
     async def _cancel(self, current: Interaction, by: str | None) -> Interaction | None:
@@ -385,7 +375,7 @@ class Runtime:
         return outcome.interaction if outcome.won else None
 
     async def stop_turn(
-        self, session_id: str, turn_id: str, *, by: str | None = None
+        self, session_id: str, turn_id: str = "turn", *, by: str | None = None
     ) -> list[Interaction]:
         """Cancel every pending interaction of the turn; returns those it settled."""
         self._check_open()
@@ -408,12 +398,13 @@ class Runtime:
             raise NotFound(f"no interaction with id {interaction_id!r}; check the id")
         return found
 
-    async def wait(self, interaction_id: str, timeout: float | None = None) -> Interaction:
-        """Wait until the interaction settles, or `timeout` seconds pass (then the
-        pending interaction is returned). A secret answered in this process comes back
-        with its `secret_value` set; nowhere else does it exist."""
+    async def wait(self, interaction_id: str, timeout: float | None = None) -> Settled:
+        """Wait until the interaction settles, or `timeout` seconds pass (then it comes
+        back pending). For an ask, `Settled.output` is the tool output in the ask's
+        dialect. A secret answered in this process comes back with its `secret_value`
+        set; nowhere else does it exist."""
         self._check_open()
-        return await self._parking.wait(interaction_id, timeout)
+        return Settled.of(await self._parking.wait(interaction_id, timeout))
 
     async def queue(self, session_id: str) -> list[Interaction]:
         """The session's pending interactions, head first (SPEC §3.2)."""
@@ -424,11 +415,18 @@ class Runtime:
         return await self.store.list_interactions(status="pending")
 
     def events(
-        self, *, after: int = 0, session_id: str | None = None, follow: bool = True
+        self, session_id: str | None = None, *, after: int = 0, follow: bool = True
     ) -> AsyncIterator[Event]:
         """Events after id `after` from the log, then (with `follow`) live ones as they
         are appended, in id order, without polling."""
         return follow_events(self.store, after=after, session_id=session_id, follow=follow)
+
+    def watch(self, watcher: EventWatcher) -> Callable[[], None]:
+        """Call `watcher(event)` synchronously with every event this process learns of:
+        its own as they are published, other processes' as the store announces them
+        (an event may come twice: dedupe by `event.id`). Returns a function that stops
+        watching. For an ordered log with replay, iterate `events()` instead."""
+        return self._parking.watch(watcher)
 
     # -- turns and tools --------------------------------------------------------------
 
@@ -459,7 +457,11 @@ class Runtime:
             tool_input=tool_input,
             turn_id=turn_id,
             dialect=dialect,
+            cancel=self._host_cancel,
         )
+
+    async def _host_cancel(self, interaction_id: str) -> Settled:
+        return await self.cancel(interaction_id, by="host")
 
     async def export_decisions(
         self, target: str | Path | IO[str], *, session_id: str | None = None

@@ -1,0 +1,203 @@
+"""The ports every surface codes against (docs/ports.md): the **asker** (an agent's side:
+park an ask or a permission, wait, cancel, stop a turn) and the **answerer** (a
+person's side: the pending queue, events from a position, answer, decide, stop a turn),
+and the values they return.
+
+`midturn.Runtime` (in this process) and `midturn.AsyncClient` (a remote gateway)
+implement both ports with the same method names, signatures and return types, so an
+adapter written against `Asker` or `Answerer` runs in-process or against a gateway
+unchanged. `midturn.Client` implements `SyncAsker` and `SyncAnswerer`, the blocking
+forms. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+from midturn.contract._api import render
+from midturn.contract._interactions import (
+    Decision,
+    Event,
+    Interaction,
+    PermissionDecision,
+    Risk,
+)
+from midturn.contract._models import ToolOutput
+
+__all__ = [
+    "Answerer",
+    "Asker",
+    "Parked",
+    "Settled",
+    "SyncAnswerer",
+    "SyncAsker",
+]
+
+
+class Parked(NamedTuple):
+    """What creating an ask or a permission did: the interaction as stored, and whether
+    this call created it (`False` for a repeated `tool_call_id`: the existing one)."""
+
+    interaction: Interaction
+    created: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """What an interaction came to, as `wait`, `answer`, `decide` and `cancel` return it.
+
+    - `interaction`: as it now stands; still pending only when a `wait` timed out.
+    - `output`: for a settled ask, the tool output for the model, rendered in the ask's
+      dialect by whoever holds the runtime (a gateway's rendering comes back as it
+      rendered it); `None` for a permission or a pending ask.
+    - `duplicate`: the response repeated the accepted one (same result, no new event).
+    """
+
+    interaction: Interaction
+    duplicate: bool = False
+    output: ToolOutput | None = None
+
+    @classmethod
+    def of(cls, interaction: Interaction, *, duplicate: bool = False) -> Settled:
+        """The value for `interaction`, its output rendered here in its dialect."""
+        output = None
+        if interaction.kind == "ask" and interaction.result is not None:
+            output = render(interaction.result, interaction.dialect)
+        return cls(interaction, duplicate, output)
+
+    @property
+    def pending(self) -> bool:
+        """True when a `wait` ran out before the interaction settled."""
+        return self.interaction.pending
+
+    @property
+    def decision(self) -> PermissionDecision | None:
+        """How a permission settled (`None` for an ask, or while pending)."""
+        return self.interaction.decision
+
+    @property
+    def allowed(self) -> bool:
+        """True only for a permission that settled `allowed`: the tool may run."""
+        return self.interaction.status == "allowed"
+
+
+@runtime_checkable
+class Asker(Protocol):
+    """The agent's side of midturn: what a tool, an adapter or an MCP server calls.
+
+    A repeated `tool_call_id` in the session returns the existing interaction (a resumed
+    turn asks nothing twice). `ask` raises `InvalidAsk` (nothing stored, nothing shown)
+    with problems worded for the model. `wait` returns once the interaction settles, or
+    with it still pending after `timeout` seconds (`None`: no limit).
+    """
+
+    async def ask(
+        self,
+        session_id: str,
+        tool_input: Any,
+        *,
+        dialect: str = "midturn",
+        tool_call_id: str | None = None,
+        turn_id: str = "turn",
+    ) -> Parked: ...
+
+    async def request_permission(
+        self,
+        session_id: str,
+        *,
+        tool: str,
+        summary: str,
+        risk: Risk = "medium",
+        details: str | None = None,
+        tool_call_id: str | None = None,
+        turn_id: str = "turn",
+        timeout_s: float | None = None,
+    ) -> Parked: ...
+
+    async def wait(self, interaction_id: str, timeout: float | None = None) -> Settled: ...
+
+    async def cancel(self, interaction_id: str) -> Settled: ...
+
+    async def stop_turn(self, session_id: str, turn_id: str = "turn") -> list[Interaction]: ...
+
+
+@runtime_checkable
+class Answerer(Protocol):
+    """The person's side of midturn: what an inbox, a picker, a notifier or a scripted
+    human calls.
+
+    `queue` is one session's pending interactions, head first; `inbox` every session's,
+    oldest first. `events` follows the event log from after id `after` (one session's,
+    or every session's with `session_id=None`), forever; break out of the loop to stop.
+    `answer` takes any answer shape (raises `InvalidAnswer`, nothing changes); a response
+    that differs from the accepted one raises `AlreadySettled`.
+    """
+
+    async def queue(self, session_id: str) -> list[Interaction]: ...
+
+    async def inbox(self) -> list[Interaction]: ...
+
+    def events(self, session_id: str | None = None, *, after: int = 0) -> AsyncIterator[Event]: ...
+
+    async def answer(self, interaction_id: str, payload: Any) -> Settled: ...
+
+    async def decide(
+        self, interaction_id: str, decision: Decision, *, message: str | None = None
+    ) -> Settled: ...
+
+    async def stop_turn(self, session_id: str, turn_id: str = "turn") -> list[Interaction]: ...
+
+
+@runtime_checkable
+class SyncAsker(Protocol):
+    """`Asker` for blocking code (`midturn.Client`): the same methods, not awaited."""
+
+    def ask(
+        self,
+        session_id: str,
+        tool_input: Any,
+        *,
+        dialect: str = "midturn",
+        tool_call_id: str | None = None,
+        turn_id: str = "turn",
+    ) -> Parked: ...
+
+    def request_permission(
+        self,
+        session_id: str,
+        *,
+        tool: str,
+        summary: str,
+        risk: Risk = "medium",
+        details: str | None = None,
+        tool_call_id: str | None = None,
+        turn_id: str = "turn",
+        timeout_s: float | None = None,
+    ) -> Parked: ...
+
+    def wait(self, interaction_id: str, timeout: float | None = None) -> Settled: ...
+
+    def cancel(self, interaction_id: str) -> Settled: ...
+
+    def stop_turn(self, session_id: str, turn_id: str = "turn") -> list[Interaction]: ...
+
+
+@runtime_checkable
+class SyncAnswerer(Protocol):
+    """`Answerer` for blocking code (`midturn.Client`): the same methods, not awaited."""
+
+    def queue(self, session_id: str) -> list[Interaction]: ...
+
+    def inbox(self) -> list[Interaction]: ...
+
+    def events(self, session_id: str | None = None, *, after: int = 0) -> Iterator[Event]: ...
+
+    def answer(self, interaction_id: str, payload: Any) -> Settled: ...
+
+    def decide(
+        self, interaction_id: str, decision: Decision, *, message: str | None = None
+    ) -> Settled: ...
+
+    def stop_turn(self, session_id: str, turn_id: str = "turn") -> list[Interaction]: ...
