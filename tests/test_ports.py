@@ -207,3 +207,23 @@ def test_the_blocking_client_passes_as_the_blocking_ports(live: LiveGateway) -> 
     """(The signatures themselves are proven by mypy: src/midturn/_ports_proof.py.)"""
     with Client(live.url, ADMIN) as blocking:
         assert isinstance(blocking, SyncAsker) and isinstance(blocking, SyncAnswerer)
+
+
+async def test_cancel_means_the_same_for_an_ask_and_a_permission_on_either_side(
+    side: Callable[[str], Any],
+) -> None:
+    one = await side("cancelling")
+    asked, _ = await one.asker.ask(one.session_id, {"questions": [{"question": "Name?"}]})
+    permission, _ = await one.asker.request_permission(one.session_id, tool="rm", summary="x")
+    cancelled_ask = await one.asker.cancel(asked.id)
+    cancelled_permission = await one.asker.cancel(permission.id)
+    again = await one.asker.cancel(permission.id)
+    waited = await asyncio.wait_for(one.asker.wait(permission.id), SAFETY_S)
+
+    assert cancelled_ask.interaction.status == "cancelled"
+    assert cancelled_ask.output is not None and cancelled_ask.output.data is not None
+    assert cancelled_ask.output.data["outcome"] == "cancelled"
+    assert cancelled_permission.interaction.status == "cancelled"
+    assert (cancelled_permission.duplicate, again.duplicate) == (False, True)
+    assert waited.allowed is False and waited.output is None
+    assert await one.answerer.queue(one.session_id) == []

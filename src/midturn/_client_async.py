@@ -338,9 +338,12 @@ class AsyncClient:
         return _settled(reply)
 
     async def cancel(self, interaction_id: str) -> Settled:
-        """Cancel one pending ask (agent token)."""
-        reply = await self._call("POST", f"/v1/asks/{interaction_id}/cancel")
-        return _settled(reply)
+        """Cancel one pending ask or permission (agent token)."""
+        kind = self._kinds.get(interaction_id)
+        if kind is None:
+            kind = (await self._read(interaction_id, 0, None)).interaction.kind
+        route = "asks" if kind == "ask" else "permissions"
+        return _settled(await self._call("POST", f"/v1/{route}/{interaction_id}/cancel"))
 
     # -- permissions --------------------------------------------------------------------
 
