@@ -13,7 +13,6 @@ forms. Nothing here does I/O.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from midturn.contract._api import render
@@ -44,7 +43,6 @@ class Parked(NamedTuple):
     created: bool
 
 
-@dataclass(frozen=True, slots=True)
 class Settled:
     """What an interaction came to, as `wait`, `answer`, `decide` and `cancel` return it.
 
@@ -53,19 +51,63 @@ class Settled:
       dialect by whoever holds the runtime (a gateway's rendering comes back as it
       rendered it); `None` for a permission or a pending ask.
     - `duplicate`: the response repeated the accepted one (same result, no new event).
+
+    Immutable; equal when all three are.
     """
 
+    __slots__ = ("_output", "_pending_render", "duplicate", "interaction")
+
     interaction: Interaction
-    duplicate: bool = False
-    output: ToolOutput | None = None
+    duplicate: bool
+    _output: ToolOutput | None
+    _pending_render: bool
+
+    def __init__(
+        self, interaction: Interaction, duplicate: bool = False, output: ToolOutput | None = None
+    ) -> None:
+        object.__setattr__(self, "interaction", interaction)
+        object.__setattr__(self, "duplicate", duplicate)
+        object.__setattr__(self, "_output", output)
+        object.__setattr__(self, "_pending_render", False)
 
     @classmethod
     def of(cls, interaction: Interaction, *, duplicate: bool = False) -> Settled:
-        """The value for `interaction`, its output rendered here in its dialect."""
-        output = None
+        """The value for `interaction`, its output rendered here in its dialect (on
+        first use of `output`: a caller that never reads it never pays for it)."""
+        value = cls(interaction, duplicate)
         if interaction.kind == "ask" and interaction.result is not None:
-            output = render(interaction.result, interaction.dialect)
-        return cls(interaction, duplicate, output)
+            object.__setattr__(value, "_pending_render", True)
+        return value
+
+    @property
+    def output(self) -> ToolOutput | None:
+        if self._pending_render:
+            result = self.interaction.result
+            assert result is not None
+            object.__setattr__(self, "_output", render(result, self.interaction.dialect))
+            object.__setattr__(self, "_pending_render", False)
+        return self._output
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Settled is immutable (cannot set {name!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Settled):
+            return NotImplemented
+        return (self.interaction, self.duplicate, self.output) == (
+            other.interaction,
+            other.duplicate,
+            other.output,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.interaction.id, self.interaction.status, self.duplicate))
+
+    def __repr__(self) -> str:
+        return (
+            f"Settled(interaction={self.interaction!r}, duplicate={self.duplicate!r}, "
+            f"output={self.output!r})"
+        )
 
     @property
     def pending(self) -> bool:
