@@ -36,6 +36,8 @@ __all__ = ["DEFAULT_GATEWAY_URL", "AsyncClient", "SessionCredentials"]
 DEFAULT_GATEWAY_URL = "http://127.0.0.1:8765"
 MAX_WAIT_S = 60.0
 _RECONNECT_MAX_S = 5.0
+_KINDS_KEPT = 10_000
+"""How many interaction kinds the client remembers (an unknown id costs one extra GET)."""
 
 
 class SessionCredentials(BaseModel):
@@ -192,6 +194,8 @@ class AsyncClient:
         """An `InteractionOut` envelope: the interaction (secrets put back), its output."""
         interaction = _with_secrets(body)
         self._kinds[interaction.id] = interaction.kind
+        if len(self._kinds) > _KINDS_KEPT:  # a long-lived client: forget the oldest
+            del self._kinds[next(iter(self._kinds))]
         output = body.get("output")
         return Settled(
             interaction, output=ToolOutput.model_validate(output) if output is not None else None
