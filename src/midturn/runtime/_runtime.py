@@ -1,6 +1,7 @@
 """The runtime: park a turn, settle each interaction exactly once (SPEC §3).
 
-API CONTRACT (the gateway and the terminal surfaces code against these signatures).
+`Runtime` implements the asker and answerer ports (`midturn.Asker`, `midturn.Answerer`,
+docs/ports.md) with exactly `AsyncClient`'s signatures; surfaces code against the ports.
 Nothing here knows about HTTP. The work is done in small modules beside this one:
 `_parking.py` (persist-then-publish, compare-and-set, waiting, secrets, deadlines),
 `_permissions.py`, `_turns.py` (the `Turn` handle), `_tool.py` (`handle_tool_call`),
@@ -203,7 +204,7 @@ class Runtime:
         timeout_s: float | None = None,
     ) -> Parked:
         """Park a permission request (or settle it `allowed` at once when the tool was
-        allowed for this turn). Returns `(interaction, created)` like `ask`."""
+        allowed for this turn). Returns `Parked(interaction, created)` like `ask`."""
         self._check_open()
         existing = await self._existing(session_id, tool_call_id, "permission")
         if existing is not None:
