@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from midturn import Runtime, open_store, parse_ask, render
+from midturn import Runtime, open_store, parse_ask
 from midturn.contract._interactions import Interaction
 from midturn.runtime._events import requested_event, turn_event
 
@@ -73,8 +73,7 @@ class MidturnCycles:
             interaction, _ = await runtime.ask("s", ASK, turn_id=f"t{n}", tool_call_id=f"c{n}")
             await runtime.answer(interaction.id, ANSWER)
             settled = await runtime.wait(interaction.id)
-            assert settled.result is not None
-            render(settled.result, settled.dialect)
+            assert settled.output is not None  # rendered in the ask's dialect by wait()
             samples.append(time.perf_counter() - start)
         return samples
 

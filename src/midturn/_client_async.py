@@ -1,7 +1,8 @@
 """`AsyncClient`: the gateway's HTTP API for agents and answerers (docs/protocol.md).
 
-Error bodies come back as midturn's own exceptions, so code written against the
-in-process `Runtime` handles a gateway the same way."""
+It implements the asker and answerer ports (`midturn.Asker`, `midturn.Answerer`) with
+the same signatures and values as the in-process `Runtime`, and error bodies come back as
+midturn's own exceptions, so code written against the ports runs on either."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ import httpx
 from pydantic import BaseModel, SecretStr
 
 from midturn._client_sse import read_frames
-from midturn.contract._interactions import Decision, Event, Interaction, Risk
+from midturn.contract._interactions import Decision, Event, Interaction, InteractionKind, Risk
+from midturn.contract._models import ToolOutput
+from midturn.contract._ports import Parked, Settled
 from midturn.errors import (
     AlreadySettled,
     Forbidden,
@@ -28,13 +31,14 @@ from midturn.errors import (
     Unauthorized,
     UsageError,
 )
-from midturn.runtime import Settled
 
 __all__ = ["DEFAULT_GATEWAY_URL", "AsyncClient", "SessionCredentials"]
 
 DEFAULT_GATEWAY_URL = "http://127.0.0.1:8765"
 MAX_WAIT_S = 60.0
 _RECONNECT_MAX_S = 5.0
+_KINDS_KEPT = 10_000
+"""How many interaction kinds the client remembers (an unknown id costs one extra GET)."""
 
 
 class SessionCredentials(BaseModel):
@@ -81,6 +85,17 @@ def _error_from(response: httpx.Response) -> Exception:
     return GatewayError(status, error, message, body)
 
 
+def _settled(body: dict[str, Any]) -> Settled:
+    """A `SettledOut`/`AnswerOut` body as the value the runtime returns, with the output
+    the gateway rendered."""
+    output = body.get("output")
+    return Settled(
+        Interaction.model_validate(body["interaction"]),
+        bool(body.get("duplicate", False)),
+        ToolOutput.model_validate(output) if output is not None else None,
+    )
+
+
 def _with_secrets(body: dict[str, Any]) -> Interaction:
     """The interaction of an envelope, with secret values put back on its answers (in
     memory, as `SecretStr`, exactly like the runtime hands them to an in-process host)."""
@@ -118,6 +133,7 @@ class AsyncClient:
         self._http = httpx.AsyncClient(
             base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
         )
+        self._kinds: dict[str, InteractionKind] = {}  # which route reads an interaction
 
     async def __aenter__(self) -> Self:
         return self
@@ -143,6 +159,27 @@ class AsyncClient:
         params: dict[str, Any] | None = None,
         timeout: float | None = None,
     ) -> Any:
+        return (
+            await self._call_status(
+                method,
+                path,
+                json_body=json_body,
+                has_body=has_body,
+                params=params,
+                timeout=timeout,
+            )
+        )[1]
+
+    async def _call_status(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        has_body: bool = False,
+        params: dict[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> tuple[int, Any]:
         content = json.dumps(json_body).encode() if has_body or json_body is not None else None
         response = await self._http.request(
             method,
@@ -154,7 +191,18 @@ class AsyncClient:
         )
         if response.status_code >= 400:
             raise _error_from(response)
-        return response.json()
+        return response.status_code, response.json()
+
+    def _envelope(self, body: dict[str, Any]) -> Settled:
+        """An `InteractionOut` envelope: the interaction (secrets put back), its output."""
+        interaction = _with_secrets(body)
+        self._kinds[interaction.id] = interaction.kind
+        if len(self._kinds) > _KINDS_KEPT:  # a long-lived client: forget the oldest
+            del self._kinds[next(iter(self._kinds))]
+        output = body.get("output")
+        return Settled(
+            interaction, output=ToolOutput.model_validate(output) if output is not None else None
+        )
 
     # -- sessions -----------------------------------------------------------------------
 
@@ -179,9 +227,10 @@ class AsyncClient:
         tool_call_id: str | None = None,
         turn_id: str | None = None,
         wait: float = 0,
-    ) -> Interaction:
-        """Park an ask (raises `InvalidAsk`); a repeated `tool_call_id` returns the
-        existing ask. With `wait` (≤ 60 s) the same request long-polls for the result."""
+    ) -> Parked:
+        """Park an ask (raises `InvalidAsk`): `Parked(interaction, created)`; a repeated
+        `tool_call_id` returns the existing ask (`created=False`). With `wait` (≤ 60 s)
+        the same request long-polls for the result (`ask_and_wait` returns its output)."""
         if not 0 <= wait <= MAX_WAIT_S:
             raise UsageError(f"wait={wait} is out of range; use 0–60 seconds")
         body = {
@@ -190,40 +239,64 @@ class AsyncClient:
             "tool_call_id": tool_call_id,
             "turn_id": turn_id,
         }
-        reply = await self._call(
+        status, reply = await self._call_status(
             "POST",
             f"/v1/sessions/{session_id}/asks",
             json_body=body,
             params={"wait": wait} if wait else None,
             timeout=self._timeout + wait,
         )
-        return _with_secrets(reply)
+        return Parked(self._envelope(reply).interaction, status == 201)
 
-    async def get(self, interaction_id: str, *, wait: float = 0, kind: str = "ask") -> Interaction:
-        """The ask (or, with `kind="permission"`, the permission); `wait` ≤ 60 s long-polls."""
+    async def get(
+        self, interaction_id: str, *, wait: float = 0, kind: InteractionKind | None = None
+    ) -> Interaction:
+        """The ask or permission; `wait` ≤ 60 s long-polls for it to settle. `kind`
+        picks the route; without it the client uses what it saw of this id, else tries
+        the ask route and then the permission route."""
+        return (await self._read(interaction_id, wait, kind)).interaction
+
+    async def _read(
+        self, interaction_id: str, wait: float, kind: InteractionKind | None
+    ) -> Settled:
         if not 0 <= wait <= MAX_WAIT_S:
             raise UsageError(f"wait={wait} is out of range; use 0–60 seconds (or `wait()`)")
-        route = "asks" if kind == "ask" else "permissions"
-        reply = await self._call(
-            "GET",
-            f"/v1/{route}/{interaction_id}",
-            params={"wait": wait} if wait else None,
-            timeout=self._timeout + wait,
-        )
-        return _with_secrets(reply)
+        kind = kind or self._kinds.get(interaction_id)
+        params = {"wait": wait} if wait else None
+        timeout = self._timeout + wait
+        if kind is not None:
+            route = "asks" if kind == "ask" else "permissions"
+            path = f"/v1/{route}/{interaction_id}"
+            return self._envelope(await self._call("GET", path, params=params, timeout=timeout))
+        try:
+            reply = await self._call("GET", f"/v1/asks/{interaction_id}")
+        except NotFound as not_an_ask:
+            try:
+                reply = await self._call("GET", f"/v1/permissions/{interaction_id}")
+            except NotFound:
+                raise not_an_ask from None
+        found = self._envelope(reply)
+        if not found.pending or not wait:
+            return found
+        return await self._read(interaction_id, wait, found.interaction.kind)
 
     async def wait(
-        self, interaction_id: str, timeout: float | None = None, *, kind: str = "ask"
-    ) -> Interaction:
+        self,
+        interaction_id: str,
+        timeout: float | None = None,
+        *,
+        kind: InteractionKind | None = None,
+    ) -> Settled:
         """Wait until the interaction settles, or `timeout` seconds pass (then it comes
-        back pending). Long-polls in steps of at most 60 s."""
+        back pending). Long-polls in steps of at most 60 s. `Settled.output` is the tool
+        output the gateway rendered in the ask's dialect."""
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         while True:
             remaining = MAX_WAIT_S if deadline is None else max(0.0, deadline - loop.time())
-            interaction = await self.get(interaction_id, wait=min(MAX_WAIT_S, remaining), kind=kind)
-            if not interaction.pending or (deadline is not None and loop.time() >= deadline):
-                return interaction
+            settled = await self._read(interaction_id, min(MAX_WAIT_S, remaining), kind)
+            if not settled.pending or (deadline is not None and loop.time() >= deadline):
+                return settled
 
     async def ask_and_wait(
         self,
@@ -234,26 +307,34 @@ class AsyncClient:
         tool_call_id: str | None = None,
         turn_id: str | None = None,
         timeout: float | None = None,
-    ) -> Interaction:
+    ) -> Settled:
         """Park an ask and wait for it to settle (see `ask` and `wait`); the first
         minute of waiting rides on the creating request."""
         loop = asyncio.get_running_loop()
         started = loop.time()
         first = MAX_WAIT_S if timeout is None else min(MAX_WAIT_S, max(0.0, timeout))
-        parked = await self.ask(
-            session_id,
-            tool_input,
-            dialect=dialect,
-            tool_call_id=tool_call_id,
-            turn_id=turn_id,
-            wait=first,
+        if not 0 <= first <= MAX_WAIT_S:
+            raise UsageError(f"wait={first} is out of range; use 0–60 seconds")
+        body = {
+            "tool_input": tool_input,
+            "dialect": dialect,
+            "tool_call_id": tool_call_id,
+            "turn_id": turn_id,
+        }
+        reply = await self._call(
+            "POST",
+            f"/v1/sessions/{session_id}/asks",
+            json_body=body,
+            params={"wait": first} if first else None,
+            timeout=self._timeout + first,
         )
+        parked = self._envelope(reply)
         if not parked.pending:
             return parked
         remaining = None if timeout is None else timeout - (loop.time() - started)
         if remaining is not None and remaining <= 0:
             return parked
-        return await self.wait(parked.id, remaining)
+        return await self.wait(parked.interaction.id, remaining)
 
     async def answer(self, interaction_id: str, payload: Any) -> Settled:
         """Answer an ask in any shape of SPEC §2.4. Raises `InvalidAnswer` (the ask stays
@@ -261,12 +342,15 @@ class AsyncClient:
         reply = await self._call(
             "POST", f"/v1/asks/{interaction_id}/answer", json_body=payload, has_body=True
         )
-        return Settled(Interaction.model_validate(reply["interaction"]), reply["duplicate"])
+        return _settled(reply)
 
     async def cancel(self, interaction_id: str) -> Settled:
-        """Cancel one pending ask (agent token)."""
-        reply = await self._call("POST", f"/v1/asks/{interaction_id}/cancel")
-        return Settled(Interaction.model_validate(reply["interaction"]), reply["duplicate"])
+        """Cancel one pending ask or permission (agent token)."""
+        kind = self._kinds.get(interaction_id)
+        if kind is None:
+            kind = (await self._read(interaction_id, 0, None)).interaction.kind
+        route = "asks" if kind == "ask" else "permissions"
+        return _settled(await self._call("POST", f"/v1/{route}/{interaction_id}/cancel"))
 
     # -- permissions --------------------------------------------------------------------
 
@@ -281,8 +365,8 @@ class AsyncClient:
         tool_call_id: str | None = None,
         turn_id: str | None = None,
         timeout_s: float | None = None,
-    ) -> Interaction:
-        """Park a permission request (agent token)."""
+    ) -> Parked:
+        """Park a permission request (agent token): `Parked(interaction, created)`."""
         body = {
             "tool": tool,
             "summary": summary,
@@ -292,8 +376,10 @@ class AsyncClient:
             "turn_id": turn_id,
             "timeout_s": timeout_s,
         }
-        reply = await self._call("POST", f"/v1/sessions/{session_id}/permissions", json_body=body)
-        return Interaction.model_validate(reply["interaction"])
+        status, reply = await self._call_status(
+            "POST", f"/v1/sessions/{session_id}/permissions", json_body=body
+        )
+        return Parked(self._envelope(reply).interaction, status == 201)
 
     async def decide(
         self, interaction_id: str, decision: Decision, *, message: str | None = None
@@ -304,7 +390,7 @@ class AsyncClient:
             f"/v1/permissions/{interaction_id}/decision",
             json_body={"decision": decision, "message": message},
         )
-        return Settled(Interaction.model_validate(reply["interaction"]), reply["duplicate"])
+        return _settled(reply)
 
     # -- turns and queues ---------------------------------------------------------------
 

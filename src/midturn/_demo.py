@@ -22,7 +22,7 @@ from midturn._scripted_model import (
     ToolCall,
     run_turn,
 )
-from midturn.tui._answerer import STOPPED, RuntimeSource, answer_loop
+from midturn.tui._answerer import STOPPED, answer_loop
 from midturn.tui._render import block, plain
 from midturn.tui._sanitize import sanitize
 from midturn.tui._terminal import TerminalIO
@@ -143,8 +143,9 @@ async def run_demo(term: TerminalIO, *, repeat_window_s: float) -> int:
     async with open_store("memory://") as store, Runtime(store) as runtime:
         answerer = asyncio.create_task(
             answer_loop(
-                RuntimeSource(runtime, session),
+                runtime,
                 term,
+                session_id=session,
                 repeat_window_s=repeat_window_s,
                 idle_message=None,
             )

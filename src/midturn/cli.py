@@ -203,13 +203,13 @@ async def _ask_gateway(tool_input: Any, dialect: str, args: argparse.Namespace) 
         async with AsyncClient(args.gateway, token) as admin:
             creds = await admin.create_session({"client": "midturn ask"})
         async with AsyncClient(args.gateway, creds.agent_token) as agent:
-            parked = await agent.ask(
+            parked, _ = await agent.ask(
                 creds.session_id, tool_input, dialect=dialect, turn_id=_SESSION_TURN
             )
             _say(f"Waiting for an answer at {creds.answer_url}")
             _say(f"  (or in a terminal: midturn answer '{creds.answer_url}')")
             try:
-                settled = parked if not parked.pending else await agent.wait(parked.id)
+                settled = (await agent.wait(parked.id)).interaction
             except asyncio.CancelledError:
                 await agent.stop_turn(creds.session_id, _SESSION_TURN)
                 raise
@@ -242,7 +242,7 @@ def _from_answer_url(url: str) -> tuple[str, str | None]:
 
 async def _answer(base_url: str, token: str) -> int:
     from midturn.client import AsyncClient
-    from midturn.tui._answerer import GatewaySource, answer_loop
+    from midturn.tui._answerer import answer_loop
     from midturn.tui._terminal import open_terminal, repeat_window_from_env
 
     with open_terminal() as term:
@@ -252,8 +252,9 @@ async def _answer(base_url: str, token: str) -> int:
         async with AsyncClient(base_url, token) as client:
             who = await client.whoami()
             session = None if who.get("role") == "admin" else who.get("session_id")
-            source = GatewaySource(client, session)
-            return await answer_loop(source, term, repeat_window_s=repeat_window_from_env(0.5))
+            return await answer_loop(
+                client, term, session_id=session, repeat_window_s=repeat_window_from_env(0.5)
+            )
 
 
 def _run_answer(args: argparse.Namespace) -> int:

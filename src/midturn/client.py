@@ -6,7 +6,10 @@ thread), not from inside a running event loop (use `AsyncClient` there).
 
     with midturn.Client("http://127.0.0.1:8765", agent_token) as client:
         done = client.ask_and_wait(session_id, {"questions": [...]}, tool_call_id="call_1")
-        print(midturn.render(done.result).text)
+        print(done.output.text)  # rendered by the gateway in the ask's dialect
+
+`AsyncClient` implements the ports `midturn.Asker` and `midturn.Answerer`; `Client`
+implements their blocking forms, `midturn.SyncAsker` and `midturn.SyncAnswerer`.
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ from typing import Any, Self, TypeVar
 import httpx
 
 from midturn._client_async import DEFAULT_GATEWAY_URL, AsyncClient, SessionCredentials
-from midturn.contract._interactions import Decision, Event, Interaction, Risk
+from midturn.contract._interactions import Decision, Event, Interaction, InteractionKind, Risk
+from midturn.contract._ports import Parked, Settled
 from midturn.errors import UsageError
-from midturn.runtime import Settled
 
 __all__ = ["DEFAULT_GATEWAY_URL", "AsyncClient", "Client", "SessionCredentials"]
 
@@ -85,7 +88,7 @@ class Client:
         tool_call_id: str | None = None,
         turn_id: str | None = None,
         wait: float = 0,
-    ) -> Interaction:
+    ) -> Parked:
         return self._run(
             self._async.ask(
                 session_id,
@@ -97,12 +100,18 @@ class Client:
             )
         )
 
-    def get(self, interaction_id: str, *, wait: float = 0, kind: str = "ask") -> Interaction:
+    def get(
+        self, interaction_id: str, *, wait: float = 0, kind: InteractionKind | None = None
+    ) -> Interaction:
         return self._run(self._async.get(interaction_id, wait=wait, kind=kind))
 
     def wait(
-        self, interaction_id: str, timeout: float | None = None, *, kind: str = "ask"
-    ) -> Interaction:
+        self,
+        interaction_id: str,
+        timeout: float | None = None,
+        *,
+        kind: InteractionKind | None = None,
+    ) -> Settled:
         return self._run(self._async.wait(interaction_id, timeout, kind=kind))
 
     def ask_and_wait(
@@ -114,7 +123,7 @@ class Client:
         tool_call_id: str | None = None,
         turn_id: str | None = None,
         timeout: float | None = None,
-    ) -> Interaction:
+    ) -> Settled:
         return self._run(
             self._async.ask_and_wait(
                 session_id,
@@ -143,7 +152,7 @@ class Client:
         tool_call_id: str | None = None,
         turn_id: str | None = None,
         timeout_s: float | None = None,
-    ) -> Interaction:
+    ) -> Parked:
         return self._run(
             self._async.request_permission(
                 session_id,

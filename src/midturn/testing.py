@@ -2,9 +2,10 @@
 
 - `ScriptedModel` plays assistant steps (text or tool calls) and can build a reply from
   the tool result; `run_turn` is the minimal agent loop that drives it.
-- `ScriptedResponder` is a scripted human: it follows a runtime's events and responds to
-  each new interaction with the next step (`answer`, `skip`, `redirect`, `allow`, `deny`,
-  `allow_for_turn`, `stall`, `cancel`, `stop_turn`).
+- `ScriptedResponder` is a scripted human over the answerer port (`midturn.Answerer`: the
+  in-process `Runtime`, or an `AsyncClient` on a gateway): it follows the events and
+  responds to each new interaction with the next step (`answer`, `skip`, `redirect`,
+  `allow`, `deny`, `allow_for_turn`, `stall`, `cancel`, `stop_turn`).
 
     from midturn.testing import ModelStep, ScriptedModel, ScriptedResponder, ToolCall, answer
 """

@@ -32,7 +32,7 @@ def test_answers_an_ask_and_a_permission_an_agent_made(gateway: str) -> None:
     with Client(gateway, ADMIN) as admin:
         creds = admin.create_session()
     with Client(gateway, creds.agent_token) as agent:
-        parked = agent.ask(
+        parked, _ = agent.ask(
             creds.session_id,
             {
                 "questions": [
@@ -48,14 +48,14 @@ def test_answers_an_ask_and_a_permission_an_agent_made(gateway: str) -> None:
         term = Pty(["answer", creds.answer_url])
         term.shows("Database", "Which database?", "❯ 1. PostgreSQL")
         term.press(DOWN, ENTER)
-        settled = agent.wait(parked.id, timeout=20)
+        settled = agent.wait(parked.id, timeout=20).interaction
         assert settled.status == "answered"
         assert settled.result is not None
         assert settled.result.answers[0].answer == "SQLite"
         assert settled.settled_by is not None
         term.shows("✔ Database: SQLite", "Waiting for questions")
 
-        permission = agent.request_permission(
+        permission, _ = agent.request_permission(
             creds.session_id,
             tool="Bash",
             summary="Run rm -rf build/",
@@ -64,7 +64,7 @@ def test_answers_an_ask_and_a_permission_an_agent_made(gateway: str) -> None:
         )
         term.shows("Permission", "Run rm -rf build/", "risk: high")
         term.press(DOWN, ENTER)
-        decided = agent.wait(permission.id, timeout=20, kind="permission")
+        decided = agent.wait(permission.id, timeout=20).interaction
         assert decided.status == "allowed"
         assert decided.decision is not None and decided.decision.decision == "allow_for_turn"
 
@@ -77,7 +77,7 @@ def test_a_head_answered_elsewhere_closes_the_picker(gateway: str) -> None:
     with Client(gateway, ADMIN) as admin:
         creds = admin.create_session()
         with Client(gateway, creds.agent_token) as agent:
-            first = agent.ask(
+            first, _ = agent.ask(
                 creds.session_id, {"questions": [{"question": "First one?", "kind": "text"}]}
             )
             agent.ask(

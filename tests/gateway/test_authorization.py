@@ -42,6 +42,7 @@ ROUTES = [
     ),
     Route("GET", "/v1/permissions/{perm}"),
     Route("POST", "/v1/permissions/{perm}/decision", {"decision": "allow"}, agent_may=False),
+    Route("POST", "/v1/permissions/{perm}/cancel", answer_may=False),
     Route("GET", "/v1/sessions/{sid}/interactions"),
     Route("GET", "/v1/sessions/{sid}/events", agent_may=False),
 ]

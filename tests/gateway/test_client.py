@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from midturn import Forbidden, GatewayError, InvalidAnswer, InvalidAsk, NotFound, Unauthorized
+from midturn import (
+    Forbidden,
+    GatewayError,
+    InvalidAnswer,
+    InvalidAsk,
+    NotFound,
+    Unauthorized,
+    render,
+)
 from midturn.client import AsyncClient, Client
 
 from .conftest import ADMIN_TOKEN, ASK, LiveGateway, Session
@@ -21,7 +29,7 @@ async def test_refusals_become_midturn_exceptions(gateway: LiveGateway, session:
             await agent.ask(
                 session.session_id, {"questions": [{"question": "?", "options": [{"label": "A"}]}]}
             )
-        parked = await agent.ask(session.session_id, ASK, tool_call_id="c1")
+        parked, _ = await agent.ask(session.session_id, ASK, tool_call_id="c1")
         with pytest.raises(InvalidAnswer) as bad_answer:
             await answerer.answer(parked.id, {"answers": {"db": ["PostgreSQL", "SQLite"]}})
         with pytest.raises(Forbidden):
@@ -43,14 +51,17 @@ def test_the_blocking_client_creates_sessions_and_reads_queues(gateway: LiveGate
         credentials = admin.create_session({"purpose": "test"})
         assert admin.whoami() == {"role": "admin", "session_id": None}
     with Client(gateway.url, credentials.agent_token) as agent:
-        parked = agent.ask(credentials.session_id, ASK, tool_call_id="c1")
-        again = agent.ask(credentials.session_id, ASK, tool_call_id="c1")
+        parked, created = agent.ask(credentials.session_id, ASK, tool_call_id="c1")
+        again, created_again = agent.ask(credentials.session_id, ASK, tool_call_id="c1")
         queue = agent.queue(credentials.session_id)
         cancelled = agent.cancel(parked.id)
         pending = agent.get(parked.id, wait=0)
-    assert again.id == parked.id
+    assert again.id == parked.id and (created, created_again) == (True, False)
     assert [item.id for item in queue] == [parked.id]
     assert cancelled.interaction.status == "cancelled" and pending.status == "cancelled"
+    assert cancelled.output is not None and cancelled.output == render(
+        cancelled.interaction.result, "midturn"
+    )
     assert credentials.answer_url.startswith(f"{gateway.url}/#token=")
 
 

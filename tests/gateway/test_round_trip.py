@@ -38,7 +38,7 @@ async def test_agent_asks_answerer_answers_from_the_stream_agent_continues(
         assert settled.duplicate is False
         assert settled.interaction.status == "answered"
 
-        done = await asyncio.wait_for(waiting, SAFETY_S)
+        done = (await asyncio.wait_for(waiting, SAFETY_S)).interaction
         answered = await next_event(stream, "user_question_answered")
         await stream.aclose()
 
@@ -94,7 +94,7 @@ async def test_a_repeated_answer_is_a_duplicate_and_a_different_one_is_refused_w
         AsyncClient(gateway.url, session.agent_token) as agent,
         AsyncClient(gateway.url, session.answer_token) as answerer,
     ):
-        ask = await agent.ask(session.session_id, ASK, tool_call_id="c1")
+        ask, _ = await agent.ask(session.session_id, ASK, tool_call_id="c1")
         first = await answerer.answer(ask.id, ANSWER)
         again = await answerer.answer(ask.id, ANSWER)
         with pytest.raises(AlreadySettled) as refused:
@@ -112,7 +112,7 @@ async def test_permission_requested_decided_and_read_back(
         AsyncClient(gateway.url, session.agent_token) as agent,
         AsyncClient(gateway.url, session.answer_token) as answerer,
     ):
-        parked = await agent.request_permission(
+        parked, _ = await agent.request_permission(
             session.session_id,
             tool="bash",
             summary="rm -rf build/",
@@ -121,14 +121,16 @@ async def test_permission_requested_decided_and_read_back(
             tool_call_id="call-p",
             turn_id="t1",
         )
-        waiting = asyncio.create_task(agent.wait(parked.id, kind="permission"))
+        waiting = asyncio.create_task(agent.wait(parked.id))
         [head] = await answerer.queue(session.session_id)
         assert head.id == parked.id and head.permission is not None
         assert head.permission.risk == "high"
         settled = await answerer.decide(parked.id, "deny", message="use make clean")
-        done = await asyncio.wait_for(waiting, SAFETY_S)
+        waited = await asyncio.wait_for(waiting, SAFETY_S)
+        done = waited.interaction
 
     assert settled.interaction.status == "denied"
+    assert (waited.output, waited.allowed, waited.decision) == (None, False, done.decision)
     assert done.status == "denied"
     assert done.decision is not None
     assert (done.decision.decision, done.decision.message) == ("deny", "use make clean")
@@ -141,12 +143,12 @@ async def test_stopping_a_turn_cancels_what_it_parked_and_wakes_the_agent(
         AsyncClient(gateway.url, session.agent_token) as agent,
         AsyncClient(gateway.url, session.answer_token) as answerer,
     ):
-        ask = await agent.ask(session.session_id, ASK, tool_call_id="c1", turn_id="t9")
-        other = await agent.ask(session.session_id, ASK, tool_call_id="c2", turn_id="t10")
+        ask, _ = await agent.ask(session.session_id, ASK, tool_call_id="c1", turn_id="t9")
+        other, _ = await agent.ask(session.session_id, ASK, tool_call_id="c2", turn_id="t10")
         waiting = asyncio.create_task(agent.wait(ask.id))
         await until_waiting(gateway, 1)
         cancelled = await answerer.stop_turn(session.session_id, "t9")
-        done = await asyncio.wait_for(waiting, SAFETY_S)
+        done = (await asyncio.wait_for(waiting, SAFETY_S)).interaction
         remaining = await answerer.queue(session.session_id)
 
     assert [item.id for item in cancelled] == [ask.id]
@@ -164,11 +166,11 @@ async def test_a_secret_reaches_the_asking_agent_and_nothing_else(
         AsyncClient(gateway.url, session.answer_token) as answerer,
         gateway.client(session.answer_token) as answer_http,
     ):
-        ask = await agent.ask(session.session_id, {"questions": [question]}, tool_call_id="c-s")
+        ask, _ = await agent.ask(session.session_id, {"questions": [question]}, tool_call_id="c-s")
         waiting = asyncio.create_task(agent.wait(ask.id))
         await until_waiting(gateway, 1)
         settled = await answerer.answer(ask.id, {"answers": {"key": value}})
-        done = await asyncio.wait_for(waiting, SAFETY_S)
+        done = (await asyncio.wait_for(waiting, SAFETY_S)).interaction
         as_answerer = await answer_http.get(f"/v1/asks/{ask.id}")
         stream = answerer.events(session.session_id)
         events = [
@@ -206,14 +208,14 @@ def test_the_blocking_client_does_the_same_round_trip(
         Client(gateway.url, session.agent_token) as agent,
         Client(gateway.url, session.answer_token) as answerer,
     ):
-        ask = agent.ask(session.session_id, ASK, tool_call_id="c-sync")
+        ask, _ = agent.ask(session.session_id, ASK, tool_call_id="c-sync")
         events = answerer.events(session.session_id)
         requested = next(e for e in events if e.type == "user_question_requested")
         assert requested.interaction_id == ask.id
         answerer.answer(ask.id, ANSWER)
         answered = next(e for e in events if e.type == "user_question_answered")
         events.close()
-        done = agent.wait(ask.id, timeout=SAFETY_S)
+        done = agent.wait(ask.id, timeout=SAFETY_S).interaction
 
     assert answered.type == "user_question_answered"
     assert done.status == "answered"

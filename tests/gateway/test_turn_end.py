@@ -145,11 +145,11 @@ async def test_the_client_ends_turns_and_raises_tool_call_conflict(
     gateway: LiveGateway, session: Session
 ) -> None:
     async with AsyncClient(gateway.url, session.agent_token) as agent:
-        first = await agent.request_permission(
+        first, _ = await agent.request_permission(
             session.session_id, tool="bash", summary="ls", tool_call_id="c1", turn_id="t1"
         )
         with pytest.raises(ToolCallConflict, match="permission"):
             await agent.ask(session.session_id, ASK, tool_call_id="c1", turn_id="t1")
         assert [item.id for item in await agent.end_turn(session.session_id, "t1")] == [first.id]
-        later = await agent.ask(session.session_id, ASK, turn_id="t1")
+        later, _ = await agent.ask(session.session_id, ASK, turn_id="t1")
     assert later.status == "cancelled"

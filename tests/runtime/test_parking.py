@@ -30,7 +30,7 @@ async def test_an_answer_sent_the_instant_the_requested_event_appears_is_accepte
     await within(responder)
     assert created
     assert accepted == [True]
-    settled = await within(runtime.wait(interaction.id))
+    settled = (await within(runtime.wait(interaction.id))).interaction
     assert settled.status == "answered"
     assert settled.result is not None
     assert settled.result.answer_for("db").answer == "PostgreSQL"  # type: ignore[union-attr]
@@ -153,7 +153,7 @@ async def test_a_waiting_caller_is_woken_by_the_settle(runtime: Runtime) -> None
     await asyncio.sleep(0)
     assert not waiter.done()
     await runtime.answer(interaction.id, {"skip": True})
-    settled = await within(waiter)
+    settled = (await within(waiter)).interaction
     assert settled.status == "skipped"
     assert settled.result is not None and settled.result.outcome == "skipped"
 

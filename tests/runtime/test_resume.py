@@ -80,7 +80,7 @@ async def test_an_answer_from_another_process_wakes_the_waiter(tmp_path: Path) -
         waiter = asyncio.create_task(runtime.wait(interaction.id))
         async with open_store(url) as other_store, Runtime(other_store) as other:
             await other.answer(interaction.id, ANSWER)
-        settled = await within(waiter)
+        settled = (await within(waiter)).interaction
     assert settled.status == "answered"
 
 

@@ -37,8 +37,8 @@ async def test_a_secret_reaches_the_waiter_and_nothing_else(
         settled = await runtime.answer(interaction.id, answer, by="user")
         with pytest.raises(AlreadySettled) as refused:
             await runtime.answer(interaction.id, {"answers": {"token": "other", "env": "staging"}})
-        live = await runtime.wait(interaction.id)
-        again = await runtime.wait(interaction.id, timeout=0)  # a second read: still there
+        live = (await runtime.wait(interaction.id)).interaction
+        again = (await runtime.wait(interaction.id, timeout=0)).interaction  # a second read
         output = await runtime.handle_tool_call(
             "s1", name="ask_user_question", tool_call_id="call_1", tool_input=SECRET_ASK
         )
@@ -66,7 +66,7 @@ async def test_a_secret_reaches_the_waiter_and_nothing_else(
     assert _files_holding(tmp_path, SECRET) == []  # the database, its WAL and -shm files
 
     async with open_store(url) as store, Runtime(store) as runtime:  # after a restart
-        gone = await runtime.wait(interaction.id)
+        gone = (await runtime.wait(interaction.id)).interaction
     assert gone.result is not None
     assert gone.result.answers[0].secret_value is None
     assert gone.result.answers[0].answer == SECRET_MARK

@@ -17,7 +17,7 @@ from midturn.runtime._testing import (
 
 async def test_the_responder_follows_its_script_in_request_order(runtime: Runtime) -> None:
     script = [answer(lambda item: ANSWER), deny("no"), allow_for_turn(), stall(), stop_turn()]
-    async with ScriptedResponder(runtime, script, session_id="s1", by="robot") as human:
+    async with ScriptedResponder(runtime, script, session_id="s1") as human:
         ask, _ = await runtime.ask("s1", ASK, turn_id="t1")
         denied, _ = await runtime.request_permission("s1", tool="rm", summary="x", turn_id="t1")
         edit, _ = await runtime.request_permission("s1", tool="edit", summary="a", turn_id="t1")
@@ -25,7 +25,7 @@ async def test_the_responder_follows_its_script_in_request_order(runtime: Runtim
         stopper, _ = await runtime.ask("s1", ASK, turn_id="t1")
         await within(human.finished())
         extra, _ = await runtime.ask("s1", ASK, turn_id="t2")
-        assert (await within(runtime.wait(ask.id))).settled_by == "robot"
+        waited = await within(runtime.wait(ask.id))
     assert [r.interaction.id for r in human.responses] == [
         ask.id,
         denied.id,
@@ -33,6 +33,9 @@ async def test_the_responder_follows_its_script_in_request_order(runtime: Runtim
         stalled.id,
         stopper.id,
     ]
+    answered = human.responses[0].settled
+    assert answered is not None and waited.interaction.status == "answered"
+    assert answered.output is not None and answered.output == waited.output
     assert (await runtime.get(denied.id)).status == "denied"
     assert (await runtime.get(edit.id)).status == "allowed"
     assert human.responses[3].settled is None  # stalled: left pending until the stop

@@ -33,7 +33,7 @@ async def test_an_ask_times_out_skipped_by_default(runtime: Runtime) -> None:
 async def test_an_ask_times_out_to_its_recommended_option(runtime: Runtime) -> None:
     tool_input = {**ONE_QUESTION, "timeout_s": 0.05, "on_timeout": "recommended"}
     interaction, _ = await runtime.ask("s1", tool_input)
-    settled = await within(runtime.wait(interaction.id))
+    settled = (await within(runtime.wait(interaction.id))).interaction
     assert settled.status == "timed_out"
     assert settled.result is not None
     answer = settled.result.answers[0]
@@ -43,7 +43,7 @@ async def test_an_ask_times_out_to_its_recommended_option(runtime: Runtime) -> N
 async def test_a_permission_times_out_and_never_allows(store: Store) -> None:
     async with Runtime(store, permission_timeout_s=0.05) as runtime:
         permission, _ = await runtime.request_permission("s1", tool="bash", summary="ls")
-        settled = await within(runtime.wait(permission.id))
+        settled = (await within(runtime.wait(permission.id))).interaction
     assert settled.status == "timed_out"
     assert settled.decision is not None and settled.decision.outcome == "timed_out"
     assert settled.decision.decision is None
@@ -89,7 +89,7 @@ async def test_a_future_deadline_is_scheduled_again_after_a_restart(tmp_path: Pa
     async with open_store(url) as store, Runtime(store) as runtime:
         interaction, _ = await runtime.ask("s1", {**ONE_QUESTION, "timeout_s": 0.2})
     async with open_store(url) as store, Runtime(store) as runtime:
-        settled = await within(runtime.wait(interaction.id))
+        settled = (await within(runtime.wait(interaction.id))).interaction
     assert settled.status == "timed_out"
 
 
@@ -122,7 +122,7 @@ async def test_a_runtime_times_out_what_another_process_parked_and_left(tmp_path
         async with open_store(url) as other_store, Runtime(other_store) as gone:
             interaction, _ = await gone.ask("s1", {**ONE_QUESTION, "timeout_s": 0.2})
         # The parking runtime is gone; the survivor heard of the ask and arms its deadline.
-        settled = await within(survivor.wait(interaction.id))
+        settled = (await within(survivor.wait(interaction.id))).interaction
     assert settled.status == "timed_out" and settled.settled_by == "system"
 
 
@@ -150,7 +150,7 @@ async def test_a_timeout_whose_expiry_fails_once_is_retried(store_url: str) -> N
     flaky = _FlakyMemory(store_url) if store_url.startswith("memory") else _FlakySqlite(store_url)
     async with flaky, Runtime(flaky) as runtime:
         interaction, _ = await runtime.ask("s1", {**ONE_QUESTION, "timeout_s": 0.05})
-        settled = await within(runtime.wait(interaction.id))
+        settled = (await within(runtime.wait(interaction.id))).interaction
         assert flaky.failures == 1
     assert settled.status == "timed_out" and settled.settled_by == "system"
 
@@ -171,5 +171,5 @@ async def test_a_recovered_timeout_whose_expiry_fails_once_is_retried(tmp_path: 
         await store.create_interaction(interaction)
     flaky = _FlakySqlite(url)
     async with flaky, Runtime(flaky) as runtime:  # opening does not fail on it
-        settled = await within(runtime.wait(interaction.id))
+        settled = (await within(runtime.wait(interaction.id))).interaction
     assert flaky.failures == 1 and settled.status == "timed_out"

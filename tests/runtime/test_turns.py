@@ -73,5 +73,15 @@ async def test_a_turn_follows_settles_made_by_another_runtime_on_the_store(
         await within(turn.wait_until(waiting=True))
         await other.answer(ask.id, ANSWER)
         await within(turn.wait_until(waiting=False))
-        settled = await within(runtime.wait(ask.id))
+        settled = (await within(runtime.wait(ask.id))).interaction
     assert settled.status == "answered"
+
+
+async def test_watch_is_the_public_tap_a_turn_uses(runtime: Runtime) -> None:
+    seen: list[str] = []
+    stop = runtime.watch(lambda event: seen.append(event.type))
+    ask, _ = await runtime.ask("s1", ASK, turn_id="t1")
+    assert seen == ["user_question_requested", "turn_waiting"]  # synchronously, in order
+    stop()
+    await runtime.answer(ask.id, ANSWER)
+    assert seen == ["user_question_requested", "turn_waiting"]

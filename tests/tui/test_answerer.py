@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from midturn import Runtime, open_store
-from midturn.tui._answerer import STOPPED, RuntimeSource, answer_loop
+from midturn.tui._answerer import STOPPED, answer_loop
 from midturn.tui._terminal import TerminalIO
 
 from ._vt import CTRL_C, DOWN, ENTER, SAFETY_S, Terminal
@@ -45,18 +45,18 @@ async def test_answers_the_head_then_the_next_then_stops(terminal: Make, runtime
         "s1", tool="Bash", summary="Run make clean", risk="low", turn_id="t1"
     )
     loop = asyncio.create_task(
-        answer_loop(RuntimeSource(runtime, "s1"), io_for(term), repeat_window_s=0)
+        answer_loop(runtime, io_for(term), session_id="s1", repeat_window_s=0)
     )
     screen = await term.shows("Which database?")
     assert "Permission" not in screen  # one surface at a time: only the head
     term.press(DOWN, ENTER)
-    answered = await asyncio.wait_for(runtime.wait(first.id), SAFETY_S)
+    answered = (await asyncio.wait_for(runtime.wait(first.id), SAFETY_S)).interaction
     assert answered.status == "answered"
     assert answered.result is not None and answered.result.answers[0].answer == "SQLite"
 
     await term.shows("Permission", "Run make clean")
     term.press(ENTER)
-    decided = await asyncio.wait_for(runtime.wait(permission.id), SAFETY_S)
+    decided = (await asyncio.wait_for(runtime.wait(permission.id), SAFETY_S)).interaction
     assert decided.status == "allowed"
     await term.shows("Waiting for questions")
 
@@ -73,7 +73,7 @@ async def test_a_head_settled_elsewhere_is_replaced(terminal: Make, runtime: Run
     first, _ = await runtime.ask("s1", {"questions": [{"question": "First?", "kind": "text"}]})
     await runtime.ask("s1", {"questions": [{"question": "Second?", "kind": "text"}]})
     loop = asyncio.create_task(
-        answer_loop(RuntimeSource(runtime, "s1"), io_for(term), repeat_window_s=0)
+        answer_loop(runtime, io_for(term), session_id="s1", repeat_window_s=0)
     )
     await term.shows("First?")
     await runtime.answer(first.id, "typed in the web inbox")

@@ -108,19 +108,21 @@ class Agent:
 
     def ask(self, tool_input: Any, **options: Any) -> Interaction:
         sid = self.session.session_id
-        interaction: Interaction = self.now(lambda c: c.ask(sid, tool_input, **options))
+        interaction: Interaction = self.now(lambda c: c.ask(sid, tool_input, **options).interaction)
         return interaction
 
     def request_permission(self, **options: Any) -> Interaction:
         sid = self.session.session_id
-        interaction: Interaction = self.now(lambda c: c.request_permission(sid, **options))
+        interaction: Interaction = self.now(
+            lambda c: c.request_permission(sid, **options).interaction
+        )
         return interaction
 
     def wait(self, interaction: Interaction) -> Future[Interaction]:
         """Start waiting for the interaction to settle; the future holds it settled."""
         return self._call(
             self.session.agent_token,
-            lambda c: c.wait(interaction.id, SAFETY_S + 30, kind=interaction.kind),
+            lambda c: c.wait(interaction.id, SAFETY_S + 30).interaction,
         )
 
     def as_answerer(self, work: Callable[[Client], Any]) -> Any:

@@ -1,4 +1,5 @@
-"""The question contract: pure values and functions, no I/O (SPEC §2)."""
+"""The question contract: pure values and functions, no I/O (SPEC §2), and the ports
+every surface codes against (`Asker`, `Answerer`; docs/ports.md)."""
 
 from midturn.contract._api import parse_answer, parse_ask, render
 from midturn.contract._interactions import (
@@ -19,6 +20,14 @@ from midturn.contract._models import (
     QuestionAnswer,
     ToolOutput,
 )
+from midturn.contract._ports import (
+    Answerer,
+    Asker,
+    Parked,
+    Settled,
+    SyncAnswerer,
+    SyncAsker,
+)
 from midturn.contract._prompt import SYSTEM_PROMPT
 from midturn.contract._tool_spec import tool_spec
 from midturn.contract.dialects import DIALECTS, Dialect, get_dialect
@@ -28,18 +37,24 @@ __all__ = [
     "HARD_LIMITS",
     "SECRET_MARK",
     "SYSTEM_PROMPT",
+    "Answerer",
     "Ask",
     "AskResult",
+    "Asker",
     "Dialect",
     "Event",
     "Interaction",
     "Limits",
     "NewEvent",
     "Option",
+    "Parked",
     "PermissionDecision",
     "PermissionRequest",
     "Question",
     "QuestionAnswer",
+    "Settled",
+    "SyncAnswerer",
+    "SyncAsker",
     "ToolOutput",
     "get_dialect",
     "parse_answer",

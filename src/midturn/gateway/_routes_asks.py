@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Query, Request
 
+from midturn.contract import Settled
 from midturn.gateway._auth import Principal
 from midturn.gateway._state import MAX_WAIT_S, Call, GatewayState
 from midturn.gateway._views import (
@@ -58,7 +59,7 @@ async def create_ask(
     )
     state.remember(interaction)
     if interaction.pending and wait == 0:
-        out = interaction_out(interaction, with_secrets=True)
+        out = interaction_out(Settled(interaction), with_secrets=True)
     else:
         out = await read_interaction(state, caller, interaction.id, wait, request)
     return ModelResponse(out, 201 if created else 200)
@@ -78,10 +79,11 @@ async def read_interaction(
             )
         finally:
             state.metrics.waiting_requests -= 1
-        interaction = waited if waited is not None else await state.runtime.get(interaction_id)
+        if waited is None:
+            waited = Settled.of(await state.runtime.get(interaction_id))
     else:
-        interaction = await state.runtime.wait(interaction_id, timeout=0)
-    return interaction_out(interaction, with_secrets=caller.role != "answer")
+        waited = await state.runtime.wait(interaction_id, timeout=0)
+    return interaction_out(waited, with_secrets=caller.role != "answer")
 
 
 @router.get("/asks/{interaction_id}", response_model=InteractionOut)
@@ -110,7 +112,12 @@ async def answer_ask(
     if not settled.duplicate:
         state.metrics.observe_settle(interaction.created_at, interaction.settled_at)
     return ModelResponse(
-        AnswerOut(interaction=interaction, result=interaction.result, duplicate=settled.duplicate)
+        AnswerOut(
+            interaction=interaction,
+            result=interaction.result,
+            output=settled.output,
+            duplicate=settled.duplicate,
+        )
     )
 
 
@@ -124,4 +131,6 @@ async def cancel_ask(call: Call, interaction_id: InteractionId) -> ModelResponse
     interaction = settled.interaction
     if not settled.duplicate:
         state.metrics.observe_settle(interaction.created_at, interaction.settled_at)
-    return ModelResponse(SettledOut(interaction=interaction, duplicate=settled.duplicate))
+    return ModelResponse(
+        SettledOut(interaction=interaction, output=settled.output, duplicate=settled.duplicate)
+    )

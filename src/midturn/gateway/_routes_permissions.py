@@ -1,4 +1,4 @@
-"""Permissions: request (idempotent by tool_call_id), read and long-poll, decide."""
+"""Permissions: request (idempotent by tool_call_id), read and long-poll, decide, cancel."""
 
 from __future__ import annotations
 
@@ -83,6 +83,22 @@ async def decide_permission(
     settled = await state.runtime.decide(
         interaction_id, body.decision, message=body.message, by=caller.role
     )
+    interaction = settled.interaction
+    if not settled.duplicate:
+        state.metrics.observe_settle(interaction.created_at, interaction.settled_at)
+    return ModelResponse(
+        SettledOut(interaction=interaction, output=settled.output, duplicate=settled.duplicate)
+    )
+
+
+@router.post("/permissions/{interaction_id}/cancel", response_model=SettledOut)
+async def cancel_permission(call: Call, interaction_id: InteractionId) -> ModelResponse:
+    """Cancel one pending permission (the host gave up on the tool call); it never lets
+    the tool run."""
+    state, caller = call
+    caller.require({"agent"}, "cancel a single permission (stop the turn instead)")
+    await state.check(interaction_id, "permission", caller, "cancel permissions")
+    settled = await state.runtime.cancel(interaction_id, by=caller.role)
     interaction = settled.interaction
     if not settled.duplicate:
         state.metrics.observe_settle(interaction.created_at, interaction.settled_at)

@@ -8,9 +8,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
-from midturn.contract import render
 from midturn.contract._interactions import Decision, Interaction, Risk
 from midturn.contract._models import AskResult, ToolOutput
+from midturn.contract._ports import Settled
 
 __all__ = [
     "AnswerOut",
@@ -108,14 +108,19 @@ class InteractionOut(BaseModel):
     )
 
 
+_OUTPUT = "the tool output for the model, rendered in the ask's dialect (null for a permission)"
+
+
 class AnswerOut(BaseModel):
     interaction: Interaction
     result: AskResult | None
+    output: ToolOutput | None = Field(default=None, description=_OUTPUT)
     duplicate: bool
 
 
 class SettledOut(BaseModel):
     interaction: Interaction
+    output: ToolOutput | None = Field(default=None, description=_OUTPUT)
     duplicate: bool
 
 
@@ -127,18 +132,16 @@ class StopOut(BaseModel):
     cancelled: list[Interaction]
 
 
-def interaction_out(interaction: Interaction, *, with_secrets: bool) -> InteractionOut:
+def interaction_out(settled: Settled, *, with_secrets: bool) -> InteractionOut:
     """The envelope for one interaction: the tool output once an ask settled, and (for the
     asking agent only) the secret values this process holds in memory."""
-    output: ToolOutput | None = None
+    interaction, output = settled.interaction, settled.output
     secrets: dict[str, str] = {}
     result = interaction.result
-    if interaction.kind == "ask" and result is not None:
-        output = render(result, dialect=interaction.dialect)
-        if with_secrets:
-            secrets = {
-                answer.id: answer.secret_value.get_secret_value()
-                for answer in result.answers
-                if answer.secret_value is not None
-            }
+    if with_secrets and interaction.kind == "ask" and result is not None:
+        secrets = {
+            answer.id: answer.secret_value.get_secret_value()
+            for answer in result.answers
+            if answer.secret_value is not None
+        }
     return InteractionOut(interaction=interaction, output=output, secrets=secrets)

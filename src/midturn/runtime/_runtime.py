@@ -1,6 +1,7 @@
 """The runtime: park a turn, settle each interaction exactly once (SPEC §3).
 
-API CONTRACT (the gateway and the terminal surfaces code against these signatures).
+`Runtime` implements the asker and answerer ports (`midturn.Asker`, `midturn.Answerer`,
+docs/ports.md) with exactly `AsyncClient`'s signatures; surfaces code against the ports.
 Nothing here knows about HTTP. The work is done in small modules beside this one:
 `_parking.py` (persist-then-publish, compare-and-set, waiting, secrets, deadlines),
 `_permissions.py`, `_turns.py` (the `Turn` handle), `_tool.py` (`handle_tool_call`),
@@ -12,7 +13,6 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Self
@@ -32,6 +32,7 @@ from midturn.contract._interactions import (
     utcnow,
 )
 from midturn.contract._models import AskResult, Limits, ToolOutput
+from midturn.contract._ports import Parked, Settled
 from midturn.errors import (
     AlreadySettled,
     InvalidAnswer,
@@ -42,7 +43,7 @@ from midturn.errors import (
 )
 from midturn.runtime._audit import export_decisions
 from midturn.runtime._events import follow_events
-from midturn.runtime._parking import Parking, deadline_after
+from midturn.runtime._parking import EventWatcher, Parking, deadline_after
 from midturn.runtime._permissions import (
     OWN_TURN,
     decision_for,
@@ -55,7 +56,7 @@ from midturn.runtime._tool import handle_tool_call
 from midturn.runtime._turns import Turn
 from midturn.store._base import Store
 
-__all__ = ["Runtime", "Settled"]
+__all__ = ["Parked", "Runtime", "Settled"]
 
 _STATUS_OF: dict[str, InteractionStatus] = {
     "answered": "answered",
@@ -68,15 +69,6 @@ _STATUS_OF: dict[str, InteractionStatus] = {
 SYSTEM = "system"
 """`settled_by` of everything no person decided: timeouts, `unavailable`, auto-allows."""
 _AUTO = PermissionDecision(outcome="allowed", decision="allow", auto=True)
-
-
-@dataclass(frozen=True, slots=True)
-class Settled:
-    """What a response did: the interaction as it now stands (settled), and whether the
-    response was a duplicate of the accepted one (same result, no new event)."""
-
-    interaction: Interaction
-    duplicate: bool = False
 
 
 def new_interaction_id() -> str:
@@ -183,10 +175,10 @@ class Runtime:
         turn_id: str | None = None,
         dialect: str = "midturn",
         tool_call_id: str | None = None,
-    ) -> tuple[Interaction, bool]:
+    ) -> Parked:
         """Validate (raises `InvalidAsk` before anything is stored or shown), persist,
-        publish `user_question_requested`. Returns `(interaction, created)`; a repeated
-        `tool_call_id` in the session returns the existing one with `created=False`.
+        publish `user_question_requested`. Returns `Parked(interaction, created)`; a
+        repeated `tool_call_id` in the session returns the existing one with `created=False`.
 
         Without a `turn_id` (None or "") the ask is a turn of its own (`~<its id>`). In a
         turn that has ended (stopped or finished) it settles `cancelled` at once, shown
@@ -199,7 +191,7 @@ class Runtime:
         except InvalidAsk:
             existing = await self._existing(session_id, tool_call_id, "ask")
             if existing is not None:  # a resumed call whose input no longer validates
-                return existing, False
+                return Parked(existing, False)
             raise
         now = utcnow()
         interaction = Interaction(
@@ -225,9 +217,9 @@ class Runtime:
         if not created:
             self._same_kind(stored, tool_call_id, "ask")
         if self.interactive:
-            return await self._unless_ended(stored), created
+            return Parked(await self._unless_ended(stored), created)
         if not created or not stored.pending or stored.ask is None:
-            return stored, created
+            return Parked(stored, created)
         outcome = await self._parking.settle(
             stored,
             "unavailable",
@@ -236,7 +228,7 @@ class Runtime:
             announce=False,
             resumes=False,
         )
-        return outcome.interaction, True
+        return Parked(outcome.interaction, True)
 
     async def request_permission(
         self,
@@ -249,17 +241,17 @@ class Runtime:
         details: str | None = None,
         tool_call_id: str | None = None,
         timeout_s: float | None = None,
-    ) -> tuple[Interaction, bool]:
+    ) -> Parked:
         """Park a permission request (or settle it `allowed` at once when the tool was
         allowed for this turn, `cancelled` at once when the turn has ended). Returns
-        `(interaction, created)` like `ask`; without a `turn_id` it is a turn of its own,
+        `Parked(interaction, created)` like `ask`; without a `turn_id` it is a turn of its own,
         which no grant covers."""
         self._check_open()
         interaction_id = new_interaction_id()
         turn_id = _turn_of(turn_id, interaction_id)
         existing = await self._existing(session_id, tool_call_id, "permission")
         if existing is not None:
-            return existing, False
+            return Parked(existing, False)
         if timeout_s is not None and timeout_s <= 0:
             raise UsageError(f"timeout_s must be above 0 (got {timeout_s}), or None")
         try:
@@ -293,14 +285,14 @@ class Runtime:
         stored, created = await self._parking.park(interaction)
         if not created:
             self._same_kind(stored, tool_call_id, "permission")
-            return stored, created
+            return Parked(stored, created)
         stored = await self._unless_ended(stored)
         if stored.pending and await tool_allowed_for_turn(self.store, session_id, turn_id, tool):
             # A grant settled while this one parked: `decide` may have listed the turn's
             # waiting permissions before this one was stored, so allow it here.
             outcome = await self._parking.settle(stored, "allowed", decision=_AUTO, by=SYSTEM)
             stored = outcome.interaction
-        return stored, created
+        return Parked(stored, created)
 
     async def _settle_at_once(
         self,
@@ -311,14 +303,14 @@ class Runtime:
         decision: PermissionDecision | None = None,
         result: AskResult | None = None,
         kind: str = "permission",
-    ) -> tuple[Interaction, bool]:
+    ) -> Parked:
         stored, created = await self._parking.park(
             interaction.model_copy(update={"deadline": None}), announce=False
         )
         if not created:
             self._same_kind(stored, interaction.tool_call_id, kind)
         if not created or not stored.pending:
-            return stored, created
+            return Parked(stored, created)
         outcome = await self._parking.settle(
             stored,
             status,
@@ -328,7 +320,7 @@ class Runtime:
             announce=announce,
             resumes=False,
         )
-        return outcome.interaction, True
+        return Parked(outcome.interaction, True)
 
     async def _ended(self, session_id: str, turn_id: str) -> bool:
         """Whether the turn ended. A turn of its own (no turn id given) is new at park
@@ -382,7 +374,7 @@ class Runtime:
                 current, _STATUS_OF[result.outcome], result=result, by=by
             )
             if outcome.won:
-                return Settled(outcome.interaction)
+                return Settled.of(outcome.interaction)
             settled = outcome.interaction
         else:
             settled = current
@@ -391,7 +383,7 @@ class Runtime:
             except InvalidAnswer:
                 raise AlreadySettled(settled) from None
         if self._same_result(settled, result):
-            return Settled(settled, duplicate=True)
+            return Settled.of(settled, duplicate=True)
         raise AlreadySettled(settled)
 
     def _same_result(self, settled: Interaction, result: AskResult) -> bool:
@@ -420,10 +412,10 @@ class Runtime:
             if outcome.won:
                 if record.decision == "allow_for_turn":
                     await self._allow_rest_of_turn(outcome.interaction)
-                return Settled(outcome.interaction)
+                return Settled.of(outcome.interaction)
             settled = outcome.interaction
         if same_decision(settled, status, record):
-            return Settled(settled, duplicate=True)
+            return Settled.of(settled, duplicate=True)
         raise AlreadySettled(settled)
 
     async def _allow_rest_of_turn(self, granted: Interaction) -> None:
@@ -451,10 +443,10 @@ class Runtime:
         if current.pending:
             outcome = await self._cancel(current, by)
             if outcome is not None:
-                return Settled(outcome)
+                return Settled.of(outcome)
             settled = await self.get(interaction_id)
         if settled.status == "cancelled":
-            return Settled(settled, duplicate=True)
+            return Settled.of(settled, duplicate=True)
         raise AlreadySettled(settled)
 
     async def _cancel(self, current: Interaction, by: str | None) -> Interaction | None:
@@ -508,12 +500,13 @@ class Runtime:
             raise NotFound(f"no interaction with id {interaction_id!r}; check the id")
         return found
 
-    async def wait(self, interaction_id: str, timeout: float | None = None) -> Interaction:
-        """Wait until the interaction settles, or `timeout` seconds pass (then the
-        pending interaction is returned). A secret answered in this process comes back
-        with its `secret_value` set; nowhere else does it exist."""
+    async def wait(self, interaction_id: str, timeout: float | None = None) -> Settled:
+        """Wait until the interaction settles, or `timeout` seconds pass (then it comes
+        back pending). For an ask, `Settled.output` is the tool output in the ask's
+        dialect. A secret answered in this process comes back with its `secret_value`
+        set; nowhere else does it exist."""
         self._check_open()
-        return await self._parking.wait(interaction_id, timeout)
+        return Settled.of(await self._parking.wait(interaction_id, timeout))
 
     async def queue(self, session_id: str) -> list[Interaction]:
         """The session's pending interactions, head first (SPEC §3.2)."""
@@ -524,11 +517,18 @@ class Runtime:
         return await self.store.list_interactions(status="pending")
 
     def events(
-        self, *, after: int = 0, session_id: str | None = None, follow: bool = True
+        self, session_id: str | None = None, *, after: int = 0, follow: bool = True
     ) -> AsyncIterator[Event]:
         """Events after id `after` from the log, then (with `follow`) live ones as they
         are appended, in id order, without polling."""
         return follow_events(self.store, after=after, session_id=session_id, follow=follow)
+
+    def watch(self, watcher: EventWatcher) -> Callable[[], None]:
+        """Call `watcher(event)` synchronously with every event this process learns of:
+        its own as they are published, other processes' as the store announces them
+        (an event may come twice: dedupe by `event.id`). Returns a function that stops
+        watching. For an ordered log with replay, iterate `events()` instead."""
+        return self._parking.watch(watcher)
 
     # -- turns and tools --------------------------------------------------------------
 
@@ -559,7 +559,11 @@ class Runtime:
             tool_input=tool_input,
             turn_id=turn_id,
             dialect=dialect,
+            cancel=self._host_cancel,
         )
+
+    async def _host_cancel(self, interaction_id: str) -> Settled:
+        return await self.cancel(interaction_id, by="host")
 
     async def export_decisions(
         self, target: str | Path | IO[str], *, session_id: str | None = None

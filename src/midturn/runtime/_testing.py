@@ -1,5 +1,7 @@
-"""A scripted human for your tests: `ScriptedResponder` follows a runtime's events and
-responds to each new interaction with the next step of its script.
+"""A scripted human for your tests: `ScriptedResponder` follows an answerer's events
+(`midturn.Answerer`: the in-process `Runtime`, or an `AsyncClient` on a gateway with an
+answer or admin token) and responds to each new interaction with the next step of its
+script.
 
     async with ScriptedResponder(runtime, [answer({"db": "SQLite"}), deny("not now"),
                                            stall(), skip()]) as human:
@@ -21,13 +23,11 @@ import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import Any, Literal, Self
 
 from midturn.contract._interactions import Decision, Interaction
+from midturn.contract._ports import Answerer, Asker, Settled
 from midturn.errors import MidturnError, UsageError
-
-if TYPE_CHECKING:
-    from midturn.runtime._runtime import Runtime, Settled
 
 __all__ = [
     "Response",
@@ -110,13 +110,14 @@ class Response:
 
 @dataclass
 class ScriptedResponder:
-    """Follow `runtime.events` (of one session, or all) and respond to each new
-    interaction, in the order they were requested, with the next step of `script`."""
+    """Follow `answerer.events` (of one session, or all) and respond to each new
+    interaction, in the order they were requested, with the next step of `script`.
+    The settles are recorded as the answerer records them (a gateway: the token's
+    role; the runtime: no `settled_by`)."""
 
-    runtime: Runtime
+    answerer: Answerer
     script: Sequence[Step]
     session_id: str | None = None
-    by: str = "scripted"
     responses: list[Response] = field(default_factory=list)
     unscripted: list[Interaction] = field(default_factory=list)
     _next: int = 0
@@ -152,11 +153,11 @@ class ScriptedResponder:
         await self._done.wait()
 
     async def _follow(self) -> None:
-        async for event in self.runtime.events(session_id=self.session_id):
+        async for event in self.answerer.events(self.session_id):
             if event.type not in _REQUESTED or event.interaction_id is None:
                 continue
-            current = await self.runtime.get(event.interaction_id)
-            if not current.pending:
+            current = await self._pending(event.session_id, event.interaction_id)
+            if current is None:
                 continue
             if self._next >= len(self.script):
                 self.unscripted.append(current)
@@ -167,26 +168,37 @@ class ScriptedResponder:
             if self._next >= len(self.script):
                 self._done.set()
 
+    async def _pending(self, session_id: str, interaction_id: str) -> Interaction | None:
+        """The interaction if it is still pending (it is in its session's queue)."""
+        for item in await self.answerer.queue(session_id):
+            if item.id == interaction_id:
+                return item
+        return None
+
     async def _perform(self, interaction: Interaction, step: Step) -> Response:
-        runtime = self.runtime
+        answerer = self.answerer
         try:
             if step.kind == "answer":
                 payload = step.payload(interaction) if callable(step.payload) else step.payload
-                settled = await runtime.answer(interaction.id, payload, by=self.by)
+                settled = await answerer.answer(interaction.id, payload)
                 return Response(interaction, step, settled=settled)
             if step.kind == "decide" and step.decision is not None:
-                settled = await runtime.decide(
-                    interaction.id, step.decision, message=step.message, by=self.by
-                )
+                settled = await answerer.decide(interaction.id, step.decision, message=step.message)
                 return Response(interaction, step, settled=settled)
             if step.kind == "cancel":
-                settled = await runtime.cancel(interaction.id, by=self.by)
+                settled = await _cancel(answerer, interaction.id)
                 return Response(interaction, step, settled=settled)
             if step.kind == "stop_turn":
-                stopped = await runtime.stop_turn(
-                    interaction.session_id, interaction.turn_id, by=self.by
-                )
+                stopped = await answerer.stop_turn(interaction.session_id, interaction.turn_id)
                 return Response(interaction, step, stopped=tuple(stopped))
         except MidturnError as error:
             return Response(interaction, step, error=error)
         return Response(interaction, step)  # stall
+
+
+async def _cancel(answerer: Answerer, interaction_id: str) -> Settled:
+    """Cancelling one interaction is the asking side's act: it needs an answerer that is
+    also an asker (the runtime; a client whose token may cancel)."""
+    if not isinstance(answerer, Asker):
+        raise UsageError("the cancel() step needs an answerer that is also an Asker")
+    return await answerer.cancel(interaction_id)

@@ -1,19 +1,19 @@
-"""The question tool for a host to register directly: validate, park, wait, render."""
+"""The question tool for a host to register directly: validate, park, wait, render.
+
+A wrapper over the asker port (`midturn.Asker`): it runs the same on the in-process
+`Runtime` and on an `AsyncClient` talking to a gateway."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
-from midturn.contract._api import render
 from midturn.contract._models import ToolOutput
+from midturn.contract._ports import Asker
 from midturn.errors import InvalidAsk, MidturnError
-
-if TYPE_CHECKING:
-    from midturn.runtime._runtime import Runtime
 
 __all__ = ["handle_tool_call"]
 
@@ -21,7 +21,7 @@ log = logging.getLogger("midturn.runtime")
 
 
 async def handle_tool_call(
-    runtime: Runtime,
+    asker: Asker,
     session_id: str,
     *,
     name: str,
@@ -29,6 +29,7 @@ async def handle_tool_call(
     tool_input: Mapping[str, Any],
     turn_id: str | None,
     dialect: str,
+    cancel: Callable[[str], Awaitable[object]] | None = None,
 ) -> ToolOutput:
     """Run one call of the question tool to its result.
 
@@ -38,7 +39,7 @@ async def handle_tool_call(
     cancelled (the host aborted the turn), the ask is cancelled too.
     """
     try:
-        interaction, created = await runtime.ask(
+        interaction, created = await asker.ask(
             session_id, tool_input, turn_id=turn_id, dialect=dialect, tool_call_id=tool_call_id
         )
     except InvalidAsk as error:
@@ -49,12 +50,12 @@ async def handle_tool_call(
     if not created:
         log.debug("tool call %s resumes interaction %s", tool_call_id, interaction.id)
     try:
-        settled = await runtime.wait(interaction.id)
+        settled = await asker.wait(interaction.id)
     except asyncio.CancelledError:
-        if not runtime.closed:
-            with contextlib.suppress(MidturnError):
-                await asyncio.shield(runtime.cancel(interaction.id, by="host"))
+        # a closed runtime refuses with UsageError, a MidturnError: the ask stays pending
+        with contextlib.suppress(MidturnError):
+            await asyncio.shield((cancel or asker.cancel)(interaction.id))
         raise
-    if settled.result is None:  # pragma: no cover - a settled ask always has a result
-        raise MidturnError(f"ask {settled.id} settled {settled.status} without a result")
-    return render(settled.result, settled.dialect)
+    if settled.output is None:  # pragma: no cover - a settled ask always has an output
+        raise MidturnError(f"ask {interaction.id} came back {settled.interaction.status}")
+    return settled.output

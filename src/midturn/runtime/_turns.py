@@ -5,6 +5,9 @@ A turn is waiting while at least one interaction it parked is pending. The runti
 publishes `turn_waiting` when the first one parks and `turn_resumed` when the last one
 settles; the handle follows those events, so it also sees settles made by another
 process on the same store.
+
+A wrapper over the runtime's public methods (`TurnHost`: the asker port, `watch` and
+`store`); the runtime module imports this one, never the other way round.
 """
 
 from __future__ import annotations
@@ -13,20 +16,49 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Protocol, Self
 
 from midturn.contract._interactions import Event, Interaction, Risk
 from midturn.contract._models import ToolOutput
+from midturn.contract._ports import Asker, Parked
+from midturn.store._base import Store
 
-if TYPE_CHECKING:
-    from midturn.runtime._runtime import Runtime
-
-__all__ = ["Turn", "WaitingHook"]
+__all__ = ["Turn", "TurnHost", "WaitingHook"]
 
 log = logging.getLogger("midturn.runtime")
 
 WaitingHook = Callable[[bool], None]
 """Called with the new state each time the turn starts or stops waiting."""
+
+
+class TurnHost(Asker, Protocol):
+    """What a `Turn` uses of its runtime (all public on `midturn.Runtime`)."""
+
+    store: Store
+
+    @property
+    def closed(self) -> bool: ...
+
+    def watch(self, watcher: Callable[[Event], None]) -> Callable[[], None]: ...
+
+    async def stop_turn(
+        self, session_id: str, turn_id: str, *, by: str | None = None
+    ) -> list[Interaction]: ...
+
+    async def end_turn(
+        self, session_id: str, turn_id: str, *, by: str | None = None
+    ) -> list[Interaction]: ...
+
+    async def handle_tool_call(
+        self,
+        session_id: str,
+        *,
+        name: str,
+        tool_call_id: str,
+        tool_input: Mapping[str, Any],
+        turn_id: str | None = None,
+        dialect: str = "midturn",
+    ) -> ToolOutput: ...
 
 
 class Turn:
@@ -37,7 +69,7 @@ class Turn:
     `cancelled`, its `allow_for_turn` grants end, and it parks nothing more."""
 
     def __init__(
-        self, runtime: Runtime, session_id: str, turn_id: str, *, stop_on_exit: bool = True
+        self, runtime: TurnHost, session_id: str, turn_id: str, *, stop_on_exit: bool = True
     ) -> None:
         self.runtime = runtime
         self.session_id = session_id
@@ -52,7 +84,7 @@ class Turn:
     # -- scope -----------------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
-        self._unwatch = self.runtime._parking.watch(self._on_event)
+        self._unwatch = self.runtime.watch(self._on_event)
         seen = await self.runtime.store.last_event_id()
         pending = await self.runtime.store.list_interactions(
             session_id=self.session_id, turn_id=self.turn_id, status="pending", limit=1
@@ -125,7 +157,7 @@ class Turn:
 
     async def ask(
         self, tool_input: Any, *, dialect: str = "midturn", tool_call_id: str | None = None
-    ) -> tuple[Interaction, bool]:
+    ) -> Parked:
         return await self.runtime.ask(
             self.session_id,
             tool_input,
@@ -143,7 +175,7 @@ class Turn:
         details: str | None = None,
         tool_call_id: str | None = None,
         timeout_s: float | None = None,
-    ) -> tuple[Interaction, bool]:
+    ) -> Parked:
         return await self.runtime.request_permission(
             self.session_id,
             tool=tool,

@@ -2,13 +2,13 @@
 (SPEC §7.1). Usable by any terminal agent: give it an `Ask`, get an answer payload.
 
 - `pick(ask)` / `pick_permission(request)` (and `_sync` forms) show one interaction.
-- `answer_loop(source, terminal)` answers a queue's head again and again, from an
-  in-process runtime (`RuntimeSource`) or a gateway (`GatewaySource`).
+- `answer_loop(answerer, terminal, session_id=...)` answers a queue's head again and
+  again, through the answerer port: an in-process `Runtime` or an `AsyncClient`.
 - `open_terminal()` finds the person's terminal even when stdout is piped.
 - `sanitize(text)` is the filter every model-written string passes before display.
 """
 
-from midturn.tui._answerer import GatewaySource, RuntimeSource, answer_loop
+from midturn.tui._answerer import answer_loop
 from midturn.tui._permission import PermissionChoice, pick_permission, pick_permission_sync
 from midturn.tui._picker import DEFAULT_REPEAT_WINDOW_S, PickerResult, pick, pick_sync
 from midturn.tui._sanitize import sanitize
@@ -16,10 +16,8 @@ from midturn.tui._terminal import TerminalIO, open_terminal
 
 __all__ = [
     "DEFAULT_REPEAT_WINDOW_S",
-    "GatewaySource",
     "PermissionChoice",
     "PickerResult",
-    "RuntimeSource",
     "TerminalIO",
     "answer_loop",
     "open_terminal",

@@ -1,7 +1,8 @@
 """A terminal answerer: follow a queue of interactions and answer its head, one at a time.
 
-The same loop serves `midturn answer` (a gateway's queue, through `AsyncClient`) and
-`midturn demo` (an in-process `Runtime`). Only the head is shown (SPEC §3.2); when the
+It codes against the answerer port (`midturn.Answerer`), so the same loop serves
+`midturn answer` (a gateway's queue, through `AsyncClient`) and `midturn demo` (an
+in-process `Runtime`). Only the head is shown (SPEC §3.2); when the
 head is settled somewhere else (the web inbox, another terminal) the picker closes and
 the next one opens.
 """
@@ -10,16 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
-from typing import Any, Protocol
+from typing import Any
 
-from midturn.contract._interactions import Decision, Event, Interaction, utcnow
+from midturn.contract._interactions import Event, Interaction, utcnow
+from midturn.contract._ports import Answerer
 from midturn.errors import AlreadySettled, InvalidAnswer, UsageError
 from midturn.tui._permission import PermissionChoice, pick_permission
 from midturn.tui._picker import DEFAULT_REPEAT_WINDOW_S, PickerResult, pick
 from midturn.tui._terminal import TerminalIO
 
-__all__ = ["STOPPED", "AnswerSource", "GatewaySource", "RuntimeSource", "answer_loop"]
+__all__ = ["STOPPED", "answer_loop"]
 
 STOPPED = 130
 """What `answer_loop` returns when the person pressed Ctrl-C (the shell's code for it)."""
@@ -28,81 +29,14 @@ _REQUESTED = {"user_question_requested", "permission_requested"}
 _NOT_SETTLING = _REQUESTED | {"turn_waiting", "turn_resumed"}
 
 
-class AnswerSource(Protocol):
-    """Where interactions come from and where responses go."""
-
-    async def pending(self) -> list[Interaction]: ...
-
-    def events(self) -> AsyncIterator[Event]: ...
-
-    async def answer(self, interaction_id: str, payload: Any) -> None: ...
-
-    async def decide(
-        self, interaction_id: str, decision: Decision, message: str | None
-    ) -> None: ...
-
-    async def stop_turn(self, session_id: str, turn_id: str) -> None: ...
+async def _pending(answerer: Answerer, session_id: str | None) -> list[Interaction]:
+    if session_id is None:
+        return await answerer.inbox()
+    return await answerer.queue(session_id)
 
 
-class RuntimeSource:
-    """An in-process `Runtime`: one session's queue, or (no session) every session's."""
-
-    def __init__(self, runtime: Any, session_id: str | None = None) -> None:
-        self.runtime = runtime
-        self.session_id = session_id
-
-    async def pending(self) -> list[Interaction]:
-        if self.session_id is None:
-            items: list[Interaction] = await self.runtime.inbox()
-        else:
-            items = await self.runtime.queue(self.session_id)
-        return items
-
-    def events(self) -> AsyncIterator[Event]:
-        stream: AsyncIterator[Event] = self.runtime.events(session_id=self.session_id)
-        return stream
-
-    async def answer(self, interaction_id: str, payload: Any) -> None:
-        await self.runtime.answer(interaction_id, payload, by="terminal")
-
-    async def decide(self, interaction_id: str, decision: Decision, message: str | None) -> None:
-        await self.runtime.decide(interaction_id, decision, message=message, by="terminal")
-
-    async def stop_turn(self, session_id: str, turn_id: str) -> None:
-        await self.runtime.stop_turn(session_id, turn_id, by="terminal")
-
-
-class GatewaySource:
-    """A gateway through `AsyncClient`: an answer token follows its session; the admin
-    token (no session) follows every session's queue."""
-
-    def __init__(self, client: Any, session_id: str | None = None) -> None:
-        self.client = client
-        self.session_id = session_id
-
-    async def pending(self) -> list[Interaction]:
-        if self.session_id is None:
-            items: list[Interaction] = await self.client.inbox()
-        else:
-            items = await self.client.queue(self.session_id)
-        return items
-
-    def events(self) -> AsyncIterator[Event]:
-        stream: AsyncIterator[Event] = self.client.events(self.session_id)
-        return stream
-
-    async def answer(self, interaction_id: str, payload: Any) -> None:
-        await self.client.answer(interaction_id, payload)
-
-    async def decide(self, interaction_id: str, decision: Decision, message: str | None) -> None:
-        await self.client.decide(interaction_id, decision, message=message)
-
-    async def stop_turn(self, session_id: str, turn_id: str) -> None:
-        await self.client.stop_turn(session_id, turn_id)
-
-
-async def _pump(source: AnswerSource, inbox: asyncio.Queue[Event]) -> None:
-    async for event in source.events():
+async def _pump(answerer: Answerer, session_id: str | None, inbox: asyncio.Queue[Event]) -> None:
+    async for event in answerer.events(session_id):
         inbox.put_nowait(event)
 
 
@@ -144,24 +78,26 @@ async def _show(
 
 
 async def answer_loop(
-    source: AnswerSource,
+    answerer: Answerer,
     term: TerminalIO,
     *,
+    session_id: str | None = None,
     repeat_window_s: float = DEFAULT_REPEAT_WINDOW_S,
     idle_message: str | None = "Waiting for questions… (Ctrl-C to quit)",
 ) -> int:
-    """Answer the queue's head in the picker, again and again. Returns `STOPPED` after
+    """Answer the head of one session's queue (or, with no `session_id`, of every
+    session's: the inbox) in the picker, again and again. Returns `STOPPED` after
     Ctrl-C in a picker (the head's turn is stopped first); runs until then, or until
     the task is cancelled."""
     inbox: asyncio.Queue[Event] = asyncio.Queue()
-    pump = asyncio.create_task(_pump(source, inbox))
+    pump = asyncio.create_task(_pump(answerer, session_id, inbox))
     try:
         idle_said = False
         while True:
             if pump.done():
                 pump.result()  # the stream failed: let the error out
                 return 0
-            pending = await source.pending()
+            pending = await _pending(answerer, session_id)
             if not pending:
                 if idle_message and not idle_said:
                     term.say(idle_message)
@@ -170,7 +106,7 @@ async def answer_loop(
                 continue
             idle_said = False
             head = pending[0]
-            code = await _handle(head, source, term, inbox, repeat_window_s)
+            code = await _handle(head, answerer, term, inbox, repeat_window_s)
             if code is not None:
                 return code
     finally:
@@ -191,7 +127,7 @@ async def _race(work: Any, pump: asyncio.Task[None]) -> None:
 
 async def _handle(
     head: Interaction,
-    source: AnswerSource,
+    answerer: Answerer,
     term: TerminalIO,
     inbox: asyncio.Queue[Event],
     window: float,
@@ -213,13 +149,13 @@ async def _handle(
     if (isinstance(outcome, PickerResult) and outcome.stopped) or (
         isinstance(outcome, PermissionChoice) and outcome.stopped
     ):
-        await source.stop_turn(head.session_id, head.turn_id)
+        await answerer.stop_turn(head.session_id, head.turn_id)
         return STOPPED
     try:
         if isinstance(outcome, PickerResult):
-            await source.answer(head.id, outcome.payload)
+            await answerer.answer(head.id, outcome.payload)
         elif outcome.decision is not None:
-            await source.decide(head.id, outcome.decision, outcome.message)
+            await answerer.decide(head.id, outcome.decision, message=outcome.message)
     except AlreadySettled as settled:
         status = getattr(settled.interaction, "status", "settled")
         term.say(f"Already {status} elsewhere; your response changed nothing.")
