@@ -9,6 +9,7 @@ from midturn.contract import (
     SYSTEM_PROMPT,
     Ask,
     AskResult,
+    Dialect,
     Event,
     Interaction,
     Limits,
@@ -21,6 +22,7 @@ from midturn.contract import (
     get_dialect,
     parse_answer,
     parse_ask,
+    register_dialect,
     render,
     tool_spec,
 )
@@ -37,7 +39,7 @@ from midturn.errors import (
     UsageError,
 )
 from midturn.runtime import Runtime, Settled, Turn
-from midturn.store import Store, open_store
+from midturn.store import Store, open_store, register_store
 
 __version__ = "0.1.0"
 
@@ -51,6 +53,7 @@ __all__ = [
     "AskResult",
     "AsyncClient",
     "Client",
+    "Dialect",
     "Event",
     "Forbidden",
     "GatewayError",
@@ -78,6 +81,8 @@ __all__ = [
     "open_store",
     "parse_answer",
     "parse_ask",
+    "register_dialect",
+    "register_store",
     "render",
     "tool_spec",
 ]

@@ -21,7 +21,14 @@ from midturn.contract._models import (
 )
 from midturn.contract._prompt import SYSTEM_PROMPT
 from midturn.contract._tool_spec import tool_spec
-from midturn.contract.dialects import DIALECTS, Dialect, get_dialect
+from midturn.contract.dialects import (
+    DIALECTS,
+    Dialect,
+    get_dialect,
+    load_dialect_entry_points,
+    register_dialect,
+    unregister_dialect,
+)
 
 __all__ = [
     "DIALECTS",
@@ -42,8 +49,11 @@ __all__ = [
     "QuestionAnswer",
     "ToolOutput",
     "get_dialect",
+    "load_dialect_entry_points",
     "parse_answer",
     "parse_ask",
+    "register_dialect",
     "render",
     "tool_spec",
+    "unregister_dialect",
 ]

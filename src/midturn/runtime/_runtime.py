@@ -32,6 +32,8 @@ from midturn.contract._interactions import (
     utcnow,
 )
 from midturn.contract._models import AskResult, Limits, ToolOutput
+from midturn.contract._tool_spec import tool_spec
+from midturn.contract.dialects import get_dialect
 from midturn.errors import AlreadySettled, InvalidAnswer, InvalidAsk, NotFound, UsageError
 from midturn.runtime._audit import export_decisions
 from midturn.runtime._events import follow_events
@@ -76,7 +78,8 @@ class Runtime:
       `unavailable` at once (SPEC §3.4).
     - `permission_timeout_s` is the default permission timeout (after it the permission
       settles `timed_out`, which never lets the tool run); `None` for no default timeout.
-    - `limits` bounds every ask (SPEC §2.1); None uses each dialect's own.
+    - `limits` bounds every ask (SPEC §2.1), every answer's typed text and the schema
+      `tool_spec()` shows the model; None uses each dialect's own.
     - `clock` gives the wall-clock time in seconds (for deadlines); tests may replace it.
 
     The runtime opens the store if needed and never closes it: whoever made the store
@@ -145,6 +148,22 @@ class Runtime:
                 "the runtime is not open; use `async with Runtime(store) as runtime:` "
                 "(or `await runtime.open()`)"
             )
+
+    # -- limits -----------------------------------------------------------------------
+
+    def tool_spec(self, dialect: str = "midturn", format: str = "openai") -> dict[str, Any]:
+        """`midturn.tool_spec` under this runtime's limits: the schema the model sees
+        allows exactly what `ask` accepts."""
+        return tool_spec(dialect, format, limits=self.limits)
+
+    def _limits_for(self, dialect: str) -> Limits:
+        """The limits an ask of `dialect` was parsed under, for reading its answer."""
+        if self.limits is not None:
+            return self.limits
+        try:
+            return get_dialect(dialect).limits
+        except UsageError:  # a stored ask of a dialect no longer registered
+            return Limits()
 
     # -- creating ---------------------------------------------------------------------
 
@@ -296,7 +315,7 @@ class Runtime:
                 f"interaction {interaction_id} is a permission; decide it with decide()"
             )
         if current.pending:
-            result = parse_answer(current.ask, payload)
+            result = parse_answer(current.ask, payload, limits=self._limits_for(current.dialect))
             outcome = await self._parking.settle(
                 current, _STATUS_OF[result.outcome], result=result, by=by
             )
@@ -306,7 +325,9 @@ class Runtime:
         else:
             settled = current
             try:
-                result = parse_answer(current.ask, payload)
+                result = parse_answer(
+                    current.ask, payload, limits=self._limits_for(current.dialect)
+                )
             except InvalidAnswer:
                 raise AlreadySettled(settled) from None
         if self._same_result(settled, result):

@@ -112,7 +112,9 @@ class Store(abc.ABC):
         if listener in self._listeners:
             self._listeners.remove(listener)
 
-    def _notify(self, last_event_id: int) -> None:
+    def notify_listeners(self, last_event_id: int) -> None:
+        """Call every listener with the newest event id. A backend calls this after it
+        appended events, and whenever it learns that another process did."""
         for listener in list(self._listeners):
             listener(last_event_id)
 

@@ -33,12 +33,15 @@ class Dialect(abc.ABC):
     def render(self, result: AskResult) -> ToolOutput: ...
 
     @abc.abstractmethod
-    def input_schema(self) -> dict[str, Any]:
-        """The JSON Schema of this dialect's tool input (a fresh dict each call)."""
+    def input_schema(self, limits: Limits) -> dict[str, Any]:
+        """The JSON Schema of this dialect's tool input under `limits` (the dialect's own,
+        or the host's), a fresh dict each call: every bound `parse_ask` enforces with the
+        same limits that a schema can say (counts, lengths) should be in it."""
 
     @abc.abstractmethod
-    def description(self) -> str:
-        """The tool description shown to the model."""
+    def description(self, limits: Limits) -> str:
+        """The tool description shown to the model; any count it names comes from
+        `limits`, so it never promises what validation refuses."""
 
     def matches(self, tool_input: Any) -> int:
         """How surely `tool_input` is of this dialect's shape, for `dialect="auto"`:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from midturn.contract._models import AskResult, QuestionAnswer, ToolOutput
+from midturn.contract._models import AskResult, Limits, QuestionAnswer, ToolOutput
 from midturn.contract._render import canonical_text, quote
 from midturn.contract.dialects._base import Dialect
 from midturn.contract.dialects._schema import (
@@ -47,6 +47,7 @@ from midturn.contract.dialects._schema import (
     question_text,
     questions_array,
     several,
+    span,
     string,
 )
 from midturn.contract.dialects._shape import (
@@ -59,16 +60,20 @@ from midturn.contract.dialects._shape import (
 
 __all__ = ["OmpDialect"]
 
-_DESCRIPTION = (
-    "Ask the user one or more questions with options and wait for the answers, within this "
-    "same turn. Use it only when you cannot safely continue without the user's choice: a "
-    "bounded decision between a few options. Ask once, with every question in one call, "
-    "and do not ask again about anything answered or cancelled. Give each question an id "
-    "and 2-4 distinct options; set multi to true when several may apply, and recommended "
-    'to the 0-based index of the option you suggest. Never add an "Other" option: the '
-    '"Other (type your own)" choice is added for the user automatically. For open-ended '
-    "questions, reply in ordinary text instead."
-)
+
+def _description(limits: Limits) -> str:
+    options = span(limits.min_options, limits.max_options)
+    return (
+        "Ask the user one or more questions with options and wait for the answers, within "
+        "this same turn. Use it only when you cannot safely continue without the user's "
+        "choice: a bounded decision between a few options. Ask once, with every question in "
+        "one call, and do not ask again about anything answered or cancelled. Give each "
+        f"question an id and {options} distinct options; set multi to true when several may "
+        "apply, and recommended to the 0-based index of the option you suggest. Never add an "
+        '"Other" option: the "Other (type your own)" choice is added for the user '
+        "automatically. For open-ended questions, reply in ordinary text instead."
+    )
+
 
 _SHAPE = '{"questions": [{"id": "...", "question": "...", "options": [{"label": "..."}]}]}'
 _FOREIGN = CANONICAL_QUESTION_KEYS | {"multiSelect"}
@@ -136,11 +141,10 @@ class OmpDialect(Dialect):
             text = canonical_text(result)
         return ToolOutput(text=text, data=data)
 
-    def description(self) -> str:
-        return _DESCRIPTION
+    def description(self, limits: Limits) -> str:
+        return _description(limits)
 
-    def input_schema(self) -> dict[str, Any]:
-        limits = self.limits
+    def input_schema(self, limits: Limits) -> dict[str, Any]:
         option = option_object(limits)
         header = f"Optional short label, at most {limits.max_header_chars} characters."
         options = (

@@ -37,6 +37,7 @@ from midturn.contract.dialects._schema import (
     options_array,
     options_span,
     question_text,
+    span,
 )
 from midturn.contract.dialects._shape import PROCEED, require_object
 from midturn.errors import InvalidAsk, Problem
@@ -45,15 +46,19 @@ __all__ = ["PiLegacyDialect"]
 
 REDACTED = "[REDACTED:secret-answer]"
 
-_DESCRIPTION = (
-    "Ask the user one question and wait for the answer, within this same turn. Use it only "
-    "for a bounded decision or a short value you cannot continue without; prefer a "
-    "reasonable default otherwise, and ask open-ended questions in ordinary text. Ask once "
-    "and do not ask again about anything answered or cancelled. kind is select or "
-    "multi-select (with 2-4 distinct option strings), text or editor (typed). Never add an "
-    '"Other" option: set allowCustom to let the user type their own answer. Set sensitivity '
-    'to "secret" for a value you must not see, such as a password.'
-)
+
+def _description(limits: Limits) -> str:
+    options = span(limits.min_options, limits.max_options)
+    return (
+        "Ask the user one question and wait for the answer, within this same turn. Use it "
+        "only for a bounded decision or a short value you cannot continue without; prefer a "
+        "reasonable default otherwise, and ask open-ended questions in ordinary text. Ask "
+        "once and do not ask again about anything answered or cancelled. kind is select or "
+        f"multi-select (with {options} distinct option strings), text or editor (typed). "
+        'Never add an "Other" option: set allowCustom to let the user type their own answer. '
+        'Set sensitivity to "secret" for a value you must not see, such as a password.'
+    )
+
 
 _SHAPE = '{"question": "...", "kind": "select", "options": ["...", "..."]}'
 _KINDS = {
@@ -203,11 +208,10 @@ class PiLegacyDialect(Dialect):
             text = canonical_text(result)
         return ToolOutput(text=text, data=data)
 
-    def description(self) -> str:
-        return _DESCRIPTION
+    def description(self, limits: Limits) -> str:
+        return _description(limits)
 
-    def input_schema(self) -> dict[str, Any]:
-        limits = self.limits
+    def input_schema(self, limits: Limits) -> dict[str, Any]:
         option = {"type": "string", "maxLength": limits.max_label_chars}
         options = f"For select kinds: {options_span(limits)} distinct options; never Other."
         return closed_object(
