@@ -19,6 +19,7 @@ from typing import Any, Self, TypeVar
 import httpx
 
 from midturn._client_async import DEFAULT_GATEWAY_URL, AsyncClient, SessionCredentials
+from midturn._public import publish
 from midturn.contract._interactions import Decision, Event, Interaction, Risk
 from midturn.errors import UsageError
 from midturn.runtime import Settled
@@ -188,3 +189,6 @@ class Client:
         finally:
             if not self._closed:
                 self._runner.run(stream.aclose())
+
+
+publish("midturn.client", globals(), __all__)

@@ -9,6 +9,7 @@
     from midturn.testing import ModelStep, ScriptedModel, ScriptedResponder, ToolCall, answer
 """
 
+from midturn._public import publish
 from midturn._scripted_model import (
     Conversation,
     Message,
@@ -52,3 +53,5 @@ __all__ = [
     "stall",
     "stop_turn",
 ]
+
+publish("midturn.testing", globals(), __all__)

@@ -1,5 +1,6 @@
 """The question contract: pure values and functions, no I/O (SPEC §2)."""
 
+from midturn._public import publish
 from midturn.contract._api import parse_answer, parse_ask, render
 from midturn.contract._interactions import (
     Event,
@@ -57,3 +58,5 @@ __all__ = [
     "tool_spec",
     "unregister_dialect",
 ]
+
+publish("midturn.contract", globals(), __all__)

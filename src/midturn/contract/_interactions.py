@@ -23,6 +23,7 @@ __all__ = [
     "InteractionStatus",
     "NewEvent",
     "PermissionDecision",
+    "PermissionOutcome",
     "PermissionRequest",
     "Risk",
     "utcnow",
@@ -46,6 +47,7 @@ PERMISSION_STATUSES: frozenset[str] = frozenset(
 )
 Risk = Literal["low", "medium", "high"]
 Decision = Literal["allow", "deny", "allow_for_turn"]
+PermissionOutcome = Literal["allowed", "denied", "timed_out", "cancelled", "unavailable"]
 EventType = Literal[
     "user_question_requested",
     "user_question_answered",
@@ -82,7 +84,7 @@ class PermissionDecision(_Model):
     out, was cancelled or nobody could answer); `message` is passed to the model on a
     deny; `auto` marks an allow granted by an earlier `allow_for_turn`."""
 
-    outcome: Literal["allowed", "denied", "timed_out", "cancelled", "unavailable"]
+    outcome: PermissionOutcome
     decision: Decision | None = None
     message: str | None = None
     auto: bool = False

@@ -1,6 +1,9 @@
 """The runtime: parking, per-session queue, permissions, turns, events (SPEC §3)."""
 
+from midturn._public import publish
 from midturn.runtime._runtime import Runtime, Settled
 from midturn.runtime._turns import Turn
 
 __all__ = ["Runtime", "Settled", "Turn"]
+
+publish("midturn.runtime", globals(), __all__)

@@ -7,6 +7,7 @@ methods take and return. Register it with `register_store(scheme, factory)` or a
 
 from __future__ import annotations
 
+from midturn._public import publish
 from midturn.contract._interactions import (
     Event,
     Interaction,
@@ -48,3 +49,5 @@ __all__ = [
     "store_schemes",
     "unregister_store",
 ]
+
+publish("midturn.store", globals(), __all__)

@@ -8,6 +8,7 @@
 - `sanitize(text)` is the filter every model-written string passes before display.
 """
 
+from midturn._public import publish
 from midturn.tui._answerer import GatewaySource, RuntimeSource, answer_loop
 from midturn.tui._permission import PermissionChoice, pick_permission, pick_permission_sync
 from midturn.tui._picker import DEFAULT_REPEAT_WINDOW_S, PickerResult, pick, pick_sync
@@ -29,3 +30,5 @@ __all__ = [
     "pick_sync",
     "sanitize",
 ]
+
+publish("midturn.tui", globals(), __all__)
