@@ -1,4 +1,4 @@
-"""Lenient answers from a client (SPEC §2.4) and the results made without one."""
+"""Lenient answers from a client (docs/contract.md#answers) and the results made without one."""
 
 from __future__ import annotations
 

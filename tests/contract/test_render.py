@@ -1,4 +1,4 @@
-"""The result the model reads (SPEC §2.5) and the midturn dialect's tool output."""
+"""The result the model reads (docs/contract.md#results) and the midturn dialect's tool output."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tool specs (SPEC §2.6): every dialect in every format, a constant to the byte, a
+"""Tool specs (docs/dialects.md): every dialect in every format, a constant to the byte, a
 well-formed JSON Schema that each product's own payloads satisfy; and SYSTEM_PROMPT."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The question contract: pure values and functions, no I/O (SPEC §2)."""
+"""The question contract: pure values and functions, no I/O (docs/contract.md)."""
 
 from midturn._public import publish
 from midturn.contract._api import parse_answer, parse_ask, render

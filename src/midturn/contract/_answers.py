@@ -1,5 +1,5 @@
-"""Answers from a client, read leniently (SPEC §2.4), and the results the runtime makes
-without one (timeout, cancelled, unavailable, redirected).
+"""Answers from a client, read leniently (docs/contract.md#answers), and the results the runtime
+makes without one (timeout, cancelled, unavailable, redirected).
 
 Every unambiguous shape is accepted; `InvalidAnswer` is raised only where there is no
 sound reading, and its reason says what to send instead. Nothing here changes the ask.
@@ -44,7 +44,7 @@ def _choices_hint(question: Question) -> str:
 
 
 def parse_answer(ask: Ask, payload: Any, *, limits: Limits | None = None) -> AskResult:
-    """Read a client's answer to `ask` (SPEC §2.4). Raises `InvalidAnswer` only where
+    """Read a client's answer to `ask` (docs/contract.md#answers). Raises `InvalidAnswer` only where
     there is no sound reading; the ask is then untouched and can be answered again.
 
     `limits.max_text_chars` bounds everything the person typed: a text answer, Other text
@@ -412,8 +412,8 @@ def uniform_result(
 
 
 def redirect_result(ask: Ask, message: str) -> AskResult:
-    """The user wrote a chat message instead of answering (SPEC §3.6): every question is
-    skipped and the message rides on the result."""
+    """The user wrote a chat message instead of answering (docs/runtime.md#redirect): every
+    question is skipped and the message rides on the result."""
     answers = tuple(_status(question, "skipped") for question in ask.questions)
     return AskResult(outcome="redirected", answers=answers, message=message)
 

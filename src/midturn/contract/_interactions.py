@@ -1,6 +1,6 @@
 """A paused turn as a value: interactions (asks and permissions), their decisions and
-the events about them (SPEC §3, §5). The same objects live in the store, travel on the
-wire and feed the user interfaces.
+the events about them (docs/runtime.md, docs/protocol.md#events-server-sent). The same objects live
+in the store, travel on the wire and feed the user interfaces.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class _Model(BaseModel):
 
 
 class PermissionRequest(_Model):
-    """An approval request for one tool call (SPEC §3.3)."""
+    """An approval request for one tool call (docs/runtime.md#permissions)."""
 
     tool: str = Field(min_length=1, max_length=200)
     summary: str = Field(min_length=1, max_length=500)

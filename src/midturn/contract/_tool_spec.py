@@ -1,5 +1,5 @@
 """Tool registrations for the question tool in each dialect, for each model API
-(SPEC §2.6): OpenAI, Anthropic, Gemini and MCP.
+(docs/dialects.md): OpenAI, Anthropic, Gemini and MCP.
 
 A spec is a constant: it is built once per (dialect, format, limits) and every call
 returns a fresh copy of the same bytes, so it can sit in a cacheable prompt prefix and a

@@ -1,4 +1,4 @@
-"""The runtime: parking, per-session queue, permissions, turns, events (SPEC §3)."""
+"""The runtime: parking, per-session queue, permissions, turns, events (docs/runtime.md)."""
 
 from midturn._public import publish
 from midturn.runtime._runtime import Runtime, Settled

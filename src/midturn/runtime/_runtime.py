@@ -1,4 +1,4 @@
-"""The runtime: park a turn, settle each interaction exactly once (SPEC §3).
+"""The runtime: park a turn, settle each interaction exactly once (docs/runtime.md).
 
 API CONTRACT (the gateway and the terminal surfaces code against these signatures).
 Nothing here knows about HTTP. The work is done in small modules beside this one:
@@ -75,11 +75,11 @@ class Runtime:
     """One runtime per process, over one store. An async context manager.
 
     - `interactive=False` declares that no person can answer here: `ask` then settles
-      `unavailable` at once (SPEC §3.4).
+      `unavailable` at once (docs/runtime.md#where-nobody-can-answer).
     - `permission_timeout_s` is the default permission timeout (after it the permission
       settles `timed_out`, which never lets the tool run); `None` for no default timeout.
-    - `limits` bounds every ask (SPEC §2.1), every answer's typed text and the schema
-      `tool_spec()` shows the model; None uses each dialect's own.
+    - `limits` bounds every ask (docs/contract.md#the-canonical-ask), every answer's typed text and
+      the schema `tool_spec()` shows the model; None uses each dialect's own.
     - `clock` gives the wall-clock time in seconds (for deadlines); tests may replace it.
 
     The runtime opens the store if needed and never closes it: whoever made the store
@@ -305,8 +305,8 @@ class Runtime:
     # -- responding -------------------------------------------------------------------
 
     async def answer(self, interaction_id: str, payload: Any, *, by: str | None = None) -> Settled:
-        """Settle an ask from a lenient answer payload (SPEC §2.4), including skip and
-        redirect shapes. Raises `InvalidAnswer` (nothing changes), `AlreadySettled` (a
+        """Settle an ask from a lenient answer payload (docs/contract.md#answers), including skip
+        and redirect shapes. Raises `InvalidAnswer` (nothing changes), `AlreadySettled` (a
         different response after settling), `NotFound`, `UsageError` (not an ask)."""
         self._check_open()
         current = await self._parking.read(interaction_id)
@@ -437,7 +437,8 @@ class Runtime:
         return await self._parking.wait(interaction_id, timeout)
 
     async def queue(self, session_id: str) -> list[Interaction]:
-        """The session's pending interactions, head first (SPEC §3.2)."""
+        """The session's pending interactions, head first
+        (docs/runtime.md#one-queue-per-session)."""
         return await self.store.list_interactions(session_id=session_id, status="pending")
 
     async def inbox(self) -> list[Interaction]:
@@ -455,7 +456,7 @@ class Runtime:
 
     def turn(self, session_id: str, turn_id: str, *, stop_on_exit: bool = True) -> Turn:
         """A handle on one turn: `async with runtime.turn(sid, tid) as turn:` — its
-        `waiting` state (SPEC's `waiting_user_input`), `on_waiting` hook and
+        `waiting` state (`waiting_user_input`, docs/runtime.md#turns), `on_waiting` hook and
         `wait_until`; leaving the block stops the turn (cancelling what it parked)."""
         return Turn(self, session_id, turn_id, stop_on_exit=stop_on_exit)
 

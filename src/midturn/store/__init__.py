@@ -1,4 +1,4 @@
-"""Storage: one `Store` interface, backends chosen by URL (SPEC §4).
+"""Storage: one `Store` interface, backends chosen by URL (docs/storage.md).
 
 What a backend outside midturn needs is here: the `Store` base and the values its
 methods take and return. Register it with `register_store(scheme, factory)` or a

@@ -1,4 +1,4 @@
-"""The `Store` interface every backend implements (SPEC §4).
+"""The `Store` interface every backend implements (docs/storage.md).
 
 A store keeps three things: interactions (asks and permissions, pending or settled),
 sessions (with hashed tokens, for the gateway) and an append-only event log. Every

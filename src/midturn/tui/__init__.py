@@ -1,5 +1,5 @@
 """The terminal picker: answer asks and permission requests inline in a terminal
-(SPEC §7.1). Usable by any terminal agent: give it an `Ask`, get an answer payload.
+(docs/terminal.md). Usable by any terminal agent: give it an `Ask`, get an answer payload.
 
 - `pick(ask)` / `pick_permission(request)` (and `_sync` forms) show one interaction.
 - `answer_loop(source, terminal)` answers a queue's head again and again, from an

@@ -1,9 +1,9 @@
 """A terminal answerer: follow a queue of interactions and answer its head, one at a time.
 
 The same loop serves `midturn answer` (a gateway's queue, through `AsyncClient`) and
-`midturn demo` (an in-process `Runtime`). Only the head is shown (SPEC §3.2); when the
-head is settled somewhere else (the web inbox, another terminal) the picker closes and
-the next one opens.
+`midturn demo` (an in-process `Runtime`). Only the head is shown
+(docs/runtime.md#one-queue-per-session); when the head is settled somewhere else (the web inbox,
+another terminal) the picker closes and the next one opens.
 """
 
 from __future__ import annotations

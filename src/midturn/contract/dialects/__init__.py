@@ -1,4 +1,4 @@
-"""The dialects of SPEC §2.6 and their registry.
+"""The dialects of docs/dialects.md and their registry.
 
 A dialect maps one product's question tool to the canonical contract and back. A host
 registers the tool under one dialect by name; `dialect="auto"` picks the dialect whose
@@ -92,7 +92,7 @@ for _shipped in (
 
 DIALECTS: Mapping[str, Dialect] = _REGISTRY.view()
 """Every dialect by name, read-only and always current: midturn's own in the order of
-SPEC §2.6, then those registered in code or by entry point, in registration order."""
+docs/dialects.md, then those registered in code or by entry point, in registration order."""
 
 _CANONICAL_SHAPE = (
     '{"questions": [{"question": "...", "header": "...", "options": [{"label": "...", '

@@ -1,4 +1,4 @@
-"""The `agentcore` dialect: the Strands/AgentCore `ask_user_question` (SPEC §2.6).
+"""The `agentcore` dialect: the Strands/AgentCore `ask_user_question` (docs/dialects.md).
 
 Input: `{questions[1–4]{header, question, multiSelect, options[2–4]{label, description}}}`
 where `header` is required (at most 12 characters): it is the answer's key. Result: text
@@ -12,7 +12,7 @@ only (`data` is None):
 Labels are bare, typed text is quoted. Choices made here for what the product's
 contract leaves open: an all-skipped result reads the same way, one skipped line per
 question; timed out, unavailable, redirected and cancelled read as the canonical sentence
-(SPEC §2.5).
+(docs/contract.md#results).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What a dialect is: a mapping between another product's question tool and the
-canonical contract, in both directions (SPEC §2.6)."""
+canonical contract, in both directions (docs/dialects.md)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ __all__ = ["Dialect"]
 class Dialect(abc.ABC):
     """One product's shape of the question tool.
 
-    `to_canonical` turns that product's tool input into a canonical (SPEC §2.1) dict,
-    still unnormalized and unvalidated: normalization and strict validation run after it,
-    the same for every dialect. It raises `InvalidAsk` only for faults of its own shape
-    that have no canonical reading. `render` turns the canonical result back into what
-    that product's model expects.
+    `to_canonical` turns that product's tool input into a canonical
+    (docs/contract.md#the-canonical-ask) dict, still unnormalized and unvalidated: normalization
+    and strict validation run after it, the same for every dialect. It raises `InvalidAsk` only for
+    faults of its own shape that have no canonical reading. `render` turns the canonical result
+    back into what that product's model expects.
     """
 
     name: ClassVar[str]

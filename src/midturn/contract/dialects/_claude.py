@@ -1,4 +1,4 @@
-"""The `claude` dialect: Claude Code's `AskUserQuestion` (SPEC §2.6).
+"""The `claude` dialect: Claude Code's `AskUserQuestion` (docs/dialects.md).
 
 Input: `{questions[1–4]{question, header ≤12, options[2–4]{label, description},
 multiSelect}}`. Result: `{questions, answers: {<question text>: <answer>}}` with several
@@ -17,7 +17,7 @@ Choices made here for what the product's contract leaves open:
 - `questions` echoes each question's text and header: the result does not carry the
   options, so they are not repeated.
 - Every other outcome (all skipped, timed out, unavailable, redirected, cancelled) reads
-  as the canonical sentence (SPEC §2.5), with the answers that exist in `answers`.
+  as the canonical sentence (docs/contract.md#results), with the answers that exist in `answers`.
 """
 
 from __future__ import annotations

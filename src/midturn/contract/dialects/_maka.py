@@ -1,4 +1,4 @@
-"""The `maka` dialect: Maka's `AskUserQuestion` (SPEC §2.6).
+"""The `maka` dialect: Maka's `AskUserQuestion` (docs/dialects.md).
 
 Input: `{questions[1–3]{question, options[2–3]{label, description?}}}`: single choice,
 no headers, no ids (headers are derived from the question text). Result: one JSON tool
@@ -10,7 +10,7 @@ Choices made here for what the product's contract leaves open:
 
 - answered and all-skipped results read as that JSON, which is Maka's only result;
 - timed out, unavailable, redirected and cancelled read as the canonical sentence
-  (SPEC §2.5), with the JSON (nulls, or the auto-selected labels) as `data`.
+  (docs/contract.md#results), with the JSON (nulls, or the auto-selected labels) as `data`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The `midturn` dialect: the canonical contract itself (SPEC §2.1, §2.5)."""
+"""The `midturn` dialect: the canonical contract itself (docs/contract.md#the-canonical-ask,
+docs/contract.md#results)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The `neo` dialect: the Go agent gateway's `ask_user` (SPEC §2.6).
+"""The `neo` dialect: the Go agent gateway's `ask_user` (docs/dialects.md).
 
 Input, exactly one question at the top level: `{question_id, title, description?, kind:
 single_choice | multi_choice | text, options[]{label, description?}, required,
@@ -15,8 +15,8 @@ Choices made here for what the product's contract leaves open:
 - `required` and `allow_skip` are accepted and not enforced: every midturn client lets the
   user skip, and a skip reads `status: skipped` so the model proceeds;
 - redirected, unavailable and cancelled read `status: skipped` in `data` (a redirect
-  carries the user's chat text in `message`), and the canonical sentence (SPEC §2.5) as
-  the text, since those need words the status cannot carry;
+  carries the user's chat text in `message`), and the canonical sentence (docs/contract.md#results)
+  as the text, since those need words the status cannot carry;
 - a secret answer's `message` is `[secret provided]` (neo itself asks no secrets).
 """
 

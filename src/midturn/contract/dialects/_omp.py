@@ -1,9 +1,9 @@
-"""The `omp` dialect: the OMP-compatible `ask` tool (SPEC §2.6).
+"""The `omp` dialect: the OMP-compatible `ask` tool (docs/dialects.md).
 
 Input: `{questions[]{id, question, header?, options[]{label, description?}, multi?,
 recommended? (0-based index)}}`. OMP's client adds `Other (type your own)` itself; a model
-that passes that label anyway gets it dropped by normalization (SPEC §2.2), with a warning,
-rather than a retry.
+that passes that label anyway gets it dropped by normalization (docs/contract.md#normalization),
+with a warning, rather than a retry.
 
 Result, one question (details `{selectedOptions, customInput?}`):
 
@@ -28,7 +28,7 @@ Choices made here for what the product's contract leaves open:
   text); the result does not say whether the question was multi, so one choice of a
   multi question shows bare;
 - timed out, unavailable, redirected and cancelled read as the canonical sentence
-  (SPEC §2.5), with the details built the same way.
+  (docs/contract.md#results), with the details built the same way.
 """
 
 from __future__ import annotations

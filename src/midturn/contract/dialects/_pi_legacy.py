@@ -1,11 +1,11 @@
-"""The `pi-legacy` dialect: the Pi extension's legacy `askUserQuestion` (SPEC §2.6).
+"""The `pi-legacy` dialect: the Pi extension's legacy `askUserQuestion` (docs/dialects.md).
 
 Input, one question at the top level: `{question, kind: select | multi-select | text |
 editor, options[] (strings), allowCustom, default, timeoutMs, sensitivity: public |
 internal | secret, reason}`. `allowCustom` becomes `allow_other`; `default` the
 recommended option (or a text question's placeholder); `timeoutMs` becomes `timeout_s`;
-a `secret` text or editor question is a secret text question (SPEC §3.7); a `reason` is
-shown under the question.
+a `secret` text or editor question is a secret text question (docs/runtime.md#secrets); a `reason`
+is shown under the question.
 
 Result: `Answer: …` with details `{questionId, value, visibleValue, cancelled, timedOut,
 sensitivity}`. For `sensitivity: secret` the visible answer is `[REDACTED:secret-answer]`
@@ -19,7 +19,7 @@ no such id; it reads as `public` (or `secret` for a secret answer).
 Choices made here for what the product's contract leaves open: a skipped question reads
 `Answer: (cancelled by the user)` with `cancelled: true`; a timed-out one `Answer: (timed
 out)` with `timedOut: true`; both add the nudge to proceed. Unavailable, redirected and
-cancelled read as the canonical sentence (SPEC §2.5).
+cancelled read as the canonical sentence (docs/contract.md#results).
 """
 
 from __future__ import annotations
