@@ -164,6 +164,13 @@ def test_registering_something_else_is_a_usage_error(given: Any, message: str) -
         register_dialect(given)
 
 
+def test_a_dialect_class_missing_a_method_is_named() -> None:
+    half = type("HalfDialect", (midturn.Dialect,), {"name": "half", "tool_name": "half"})
+    with pytest.raises(midturn.UsageError, match="HalfDialect cannot be instantiated"):
+        register_dialect(half)
+    assert "half" not in DIALECTS
+
+
 @pytest.mark.parametrize("name", ["auto", "Has Space", "", "x" * 65])
 def test_a_dialect_name_must_be_usable(name: str) -> None:
     bad = type("Bad", (poll_dialect_class(),), {"name": name})

@@ -45,8 +45,21 @@ _HOW_TO_ADD = (
 )
 
 
+def _instance(given: object) -> object:
+    """`given`, or an instance of it when it is a `Dialect` subclass."""
+    if not (isinstance(given, type) and issubclass(given, Dialect)):
+        return given
+    try:
+        return given()
+    except TypeError as error:  # abstract methods left out, or arguments required
+        raise UsageError(
+            f"the dialect class {given.__name__} cannot be instantiated without arguments "
+            f"({error}); implement every Dialect method, or register an instance"
+        ) from None
+
+
 def _adopt(name: str, loaded: object) -> Dialect:
-    dialect = loaded() if isinstance(loaded, type) and issubclass(loaded, Dialect) else loaded
+    dialect = _instance(loaded)
     if not isinstance(dialect, Dialect):
         raise UsageError(
             f"the {ENTRY_POINT_GROUP!r} entry point {name!r} names {_what(loaded)}; it "
@@ -105,7 +118,7 @@ def register_dialect(dialect: Dialect | type[Dialect], *, replace: bool = False)
     `parse_ask`, `render`, `tool_spec` and `dialect="auto"`. A name already registered
     (midturn's own included) needs `replace=True`; tool specs built for the old one are
     not served again. Returns the registered instance."""
-    instance = dialect() if isinstance(dialect, type) else dialect
+    instance = _instance(dialect)
     if not isinstance(instance, Dialect):
         raise UsageError(
             f"register_dialect takes a midturn.Dialect subclass or instance, not {_what(dialect)}"
