@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests._entry_points import run_python, write_distribution
+from tests._entry_points import DIALECT_SOURCE, POLL, run_python, write_distribution
 
 import midturn
 from midturn.contract import (
@@ -23,52 +23,6 @@ from midturn.contract import (
 )
 
 from . import _payloads as p
-
-DIALECT_SOURCE = textwrap.dedent(
-    """
-    from typing import Any
-
-    import midturn
-
-
-    class PollDialect(midturn.Dialect):
-        '''A poll tool: {"poll": "Question?", "choices": ["A", "B"]}.'''
-
-        name = "poll"
-        tool_name = "run_poll"
-
-        def to_canonical(self, tool_input: Any) -> dict[str, Any]:
-            return {
-                "questions": [
-                    {
-                        "question": tool_input.get("poll"),
-                        "options": [{"label": c} for c in tool_input.get("choices", [])],
-                    }
-                ]
-            }
-
-        def render(self, result: midturn.AskResult) -> midturn.ToolOutput:
-            answer = result.answers[0].answer if result.answers else None
-            return midturn.ToolOutput(text=f"POLL RESULT: {answer}", data={"vote": answer})
-
-        def description(self, limits: midturn.Limits) -> str:
-            return "Run a poll with the user within this same turn."
-
-        def input_schema(self, limits: midturn.Limits) -> dict[str, Any]:
-            return {
-                "type": "object",
-                "properties": {
-                    "poll": {"type": "string", "maxLength": limits.max_question_chars},
-                    "choices": {"type": "array", "maxItems": limits.max_options},
-                },
-                "required": ["poll", "choices"],
-            }
-
-        def matches(self, tool_input: Any) -> int:
-            return 6 if isinstance(tool_input, dict) and "poll" in tool_input else 0
-    """
-)
-POLL = {"poll": "Which database?", "choices": ["PostgreSQL", "SQLite"]}
 
 
 def poll_dialect_class() -> type[midturn.Dialect]:
@@ -171,7 +125,7 @@ def test_a_dialect_class_missing_a_method_is_named() -> None:
     assert "half" not in DIALECTS
 
 
-@pytest.mark.parametrize("name", ["auto", "Has Space", "", "x" * 65])
+@pytest.mark.parametrize("name", ["auto", "Has Space", "", "x" * 41])
 def test_a_dialect_name_must_be_usable(name: str) -> None:
     bad = type("Bad", (poll_dialect_class(),), {"name": name})
     with pytest.raises(midturn.UsageError, match="a dialect's name must be"):

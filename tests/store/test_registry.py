@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests._entry_points import run_python, write_distribution
+from tests._entry_points import BACKEND_SOURCE, run_python, write_distribution
 
 import midturn
 from midturn.errors import UsageError
@@ -19,35 +19,6 @@ from midturn.store import (
     register_store,
     store_schemes,
     unregister_store,
-)
-
-# A backend outside midturn: here a thin one that keeps its data in a memory store, under
-# its own scheme, written only against the public `midturn.store` names.
-BACKEND_SOURCE = textwrap.dedent(
-    """
-    from midturn.store import Store, open_store
-
-    OPENED = []
-
-
-    class ScratchStore:
-        def __new__(cls, url: str) -> Store:
-            OPENED.append(url)
-            store = open_store("memory://")
-            store.url = url
-            return store
-
-
-    def factory(url: str) -> Store:
-        return ScratchStore(url)
-
-
-    def not_a_store(url: str) -> object:
-        return {"url": url}
-
-
-    NOT_CALLABLE = 3
-    """
 )
 
 

@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "midturn.dialects"
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,39}$")  # the gateway takes at most 40
 _HOW_TO_ADD = (
     "add one with midturn.register_dialect(...) or a 'midturn.dialects' entry point "
     "(docs/dialects.md)"
@@ -83,7 +83,7 @@ def _check(dialect: Dialect) -> None:
     name = getattr(dialect, "name", None)
     if not isinstance(name, str) or name == "auto" or not _NAME.match(name):
         raise UsageError(
-            f"a dialect's name must be 1-64 lowercase letters, digits, '_', '.' or '-', "
+            f"a dialect's name must be 1-40 lowercase letters, digits, '_', '.' or '-', "
             f"and not 'auto' (got {name!r})"
         )
     tool_name = getattr(dialect, "tool_name", None)
