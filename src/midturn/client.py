@@ -19,7 +19,7 @@ from typing import Any, Self, TypeVar
 import httpx
 
 from midturn._client_async import DEFAULT_GATEWAY_URL, AsyncClient, SessionCredentials
-from midturn._public import publish
+from midturn._public import publish as _publish
 from midturn.contract._interactions import Decision, Event, Interaction, Risk
 from midturn.errors import UsageError
 from midturn.runtime import Settled
@@ -191,4 +191,4 @@ class Client:
                 self._runner.run(stream.aclose())
 
 
-publish("midturn.client", globals(), __all__)
+_publish("midturn.client", globals(), __all__)

@@ -9,7 +9,7 @@
     from midturn.testing import ModelStep, ScriptedModel, ScriptedResponder, ToolCall, answer
 """
 
-from midturn._public import publish
+from midturn._public import publish as _publish
 from midturn._scripted_model import (
     Conversation,
     Message,
@@ -54,4 +54,4 @@ __all__ = [
     "stop_turn",
 ]
 
-publish("midturn.testing", globals(), __all__)
+_publish("midturn.testing", globals(), __all__)

@@ -1,6 +1,6 @@
 """The question contract: pure values and functions, no I/O (docs/contract.md)."""
 
-from midturn._public import publish
+from midturn._public import publish as _publish
 from midturn.contract._api import parse_answer, parse_ask, render
 from midturn.contract._interactions import (
     Event,
@@ -59,4 +59,4 @@ __all__ = [
     "unregister_dialect",
 ]
 
-publish("midturn.contract", globals(), __all__)
+_publish("midturn.contract", globals(), __all__)

@@ -1,9 +1,9 @@
 """The runtime: parking, per-session queue, permissions, turns, events (docs/runtime.md)."""
 
-from midturn._public import publish
+from midturn._public import publish as _publish
 from midturn.runtime._runtime import Runtime, Settled
 from midturn.runtime._turns import Turn
 
 __all__ = ["Runtime", "Settled", "Turn"]
 
-publish("midturn.runtime", globals(), __all__)
+_publish("midturn.runtime", globals(), __all__)

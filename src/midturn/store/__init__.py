@@ -7,7 +7,7 @@ methods take and return. Register it with `register_store(scheme, factory)` or a
 
 from __future__ import annotations
 
-from midturn._public import publish
+from midturn._public import publish as _publish
 from midturn.contract._interactions import (
     Event,
     Interaction,
@@ -50,4 +50,4 @@ __all__ = [
     "unregister_store",
 ]
 
-publish("midturn.store", globals(), __all__)
+_publish("midturn.store", globals(), __all__)

@@ -8,7 +8,7 @@
 - `sanitize(text)` is the filter every model-written string passes before display.
 """
 
-from midturn._public import publish
+from midturn._public import publish as _publish
 from midturn.tui._answerer import GatewaySource, RuntimeSource, answer_loop
 from midturn.tui._permission import PermissionChoice, pick_permission, pick_permission_sync
 from midturn.tui._picker import DEFAULT_REPEAT_WINDOW_S, PickerResult, pick, pick_sync
@@ -31,4 +31,4 @@ __all__ = [
     "sanitize",
 ]
 
-publish("midturn.tui", globals(), __all__)
+_publish("midturn.tui", globals(), __all__)
