@@ -22,6 +22,7 @@ from typing import Any, Self, TypeVar
 import httpx
 
 from midturn._client_async import DEFAULT_GATEWAY_URL, AsyncClient, SessionCredentials
+from midturn._public import publish as _publish
 from midturn.contract._interactions import Decision, Event, Interaction, InteractionKind, Risk
 from midturn.contract._ports import Parked, Settled
 from midturn.errors import UsageError
@@ -200,3 +201,6 @@ class Client:
         finally:
             if not self._closed:
                 self._runner.run(stream.aclose())
+
+
+_publish("midturn.client", globals(), __all__)

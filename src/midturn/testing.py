@@ -10,6 +10,7 @@
     from midturn.testing import ModelStep, ScriptedModel, ScriptedResponder, ToolCall, answer
 """
 
+from midturn._public import publish as _publish
 from midturn._scripted_model import (
     Conversation,
     Message,
@@ -53,3 +54,5 @@ __all__ = [
     "stall",
     "stop_turn",
 ]
+
+_publish("midturn.testing", globals(), __all__)
