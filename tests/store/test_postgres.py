@@ -22,7 +22,8 @@ from tests._postgres import POSTGRES_URL, fresh_schema
 from midturn.contract._interactions import Interaction, NewEvent
 from midturn.contract._models import AskResult
 from midturn.errors import UsageError
-from midturn.store import Store, open_store
+from midturn.store import Store, _postgres_schema, open_store
+from midturn.store._codec import interaction_columns
 
 from ._data import RESULT, SECRET, answered, make_ask, note, requested
 
@@ -274,6 +275,46 @@ async def test_a_database_migrated_by_a_newer_midturn_is_refused(url: str) -> No
 
     with pytest.raises(UsageError, match="upgrade midturn"):
         await open_store(url).open()
+
+
+async def test_queues_of_a_database_from_before_the_pending_counts_start_right(
+    url: str,
+) -> None:
+    """Migration 2 counts the pending interactions already there: a park after the
+    upgrade gets the position the rows before it give."""
+    schema = url.rpartition("=")[2]
+    connection = await asyncpg.connect(POSTGRES_URL, server_settings={"search_path": schema})
+    try:
+        await connection.execute(f'CREATE SCHEMA "{schema}"')
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(_postgres_schema, "MIGRATIONS", _postgres_schema.MIGRATIONS[:1])
+            assert await _postgres_schema.migrate(connection, schema) == 1
+        for n, status in enumerate(("pending", "pending", "answered", "pending")):
+            item = make_ask(f"old{n}", session_id="s1" if n < 3 else "s2")
+            columns = interaction_columns(item)
+            await connection.execute(
+                "INSERT INTO midturn_interactions (id, kind, session_id, turn_id,"
+                " tool_call_id, status, created_at, settled_at, body)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                *{**columns, "status": status}.values(),
+            )
+    finally:
+        await connection.close()
+
+    async with open_store(url) as store:
+        assert await store.schema_version() >= 2
+        positions: list[int] = []
+
+        def events(position: int, waiting: bool) -> list[NewEvent]:
+            positions.append(position)
+            return [requested(make_ask("new"))]
+
+        await store.create_queued(make_ask("new"), events)
+        await store.create_queued(make_ask("other", session_id="s2"), events)
+        await store.settle("old0", status="skipped")
+        await store.create_queued(make_ask("after", turn_id="t2"), events)
+
+    assert positions == [2, 1, 2]
 
 
 # -- secrets and URLs ---------------------------------------------------------------------
