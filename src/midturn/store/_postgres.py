@@ -75,11 +75,16 @@ from midturn.store._postgres_sql import (
     CHANNEL,
     CREATE,
     CREATE_APPENDING,
+    FIND_BY_TOOL_CALL,
+    GET,
     LOCK_SESSION,
     QUEUE,
+    READ_EVENTS,
+    READ_SESSION_EVENTS,
     SETTLE,
     SETTLE_APPENDING,
     UNLOCK_SESSION,
+    list_query,
 )
 from midturn.store._postgres_url import parse_url, redact
 
@@ -389,20 +394,14 @@ class PostgresStore(Store):
         if _unstorable(interaction_id):
             self._db()
             return None
-        body = await self._db().fetchval(
-            "SELECT body FROM midturn_interactions WHERE id = $1", interaction_id
-        )
+        body = await self._db().fetchval(GET, interaction_id)
         return None if body is None else load_interaction(body)
 
     async def find_by_tool_call(self, session_id: str, tool_call_id: str) -> Interaction | None:
         if _unstorable(session_id, tool_call_id):
             self._db()
             return None
-        body = await self._db().fetchval(
-            "SELECT body FROM midturn_interactions WHERE session_id = $1 AND tool_call_id = $2",
-            session_id,
-            tool_call_id,
-        )
+        body = await self._db().fetchval(FIND_BY_TOOL_CALL, session_id, tool_call_id)
         return None if body is None else load_interaction(body)
 
     async def settle(
@@ -494,24 +493,7 @@ class PostgresStore(Store):
         check_limit(limit)
         if _unstorable(session_id, turn_id, status, kind):
             return []
-        where: list[str] = []
-        arguments: list[object] = []
-        for column, value in (
-            ("session_id", session_id),
-            ("turn_id", turn_id),
-            ("status", status),
-            ("kind", kind),
-        ):
-            if value is not None:
-                arguments.append(value)
-                where.append(f"{column} = ${len(arguments)}")
-        query = "SELECT body FROM midturn_interactions"
-        if where:
-            query += " WHERE " + " AND ".join(where)
-        query += " ORDER BY created_at, seq"
-        if limit is not None:
-            arguments.append(limit)
-            query += f" LIMIT ${len(arguments)}"
+        query, arguments = list_query(session_id, turn_id, status, kind, limit)
         rows = await pool.fetch(query, *arguments)
         return [load_interaction(row["body"]) for row in rows]
 
@@ -532,19 +514,9 @@ class PostgresStore(Store):
         if _unstorable(session_id):
             return []
         if session_id is None:
-            rows = await pool.fetch(
-                "SELECT id, body FROM midturn_events WHERE id > $1 ORDER BY id LIMIT $2",
-                after_id,
-                limit,
-            )
+            rows = await pool.fetch(READ_EVENTS, after_id, limit)
         else:
-            rows = await pool.fetch(
-                "SELECT id, body FROM midturn_events WHERE session_id = $1 AND id > $2 "
-                "ORDER BY id LIMIT $3",
-                session_id,
-                after_id,
-                limit,
-            )
+            rows = await pool.fetch(READ_SESSION_EVENTS, session_id, after_id, limit)
         return [load_event(row["id"], row["body"]) for row in rows]
 
     async def last_event_id(self) -> int:

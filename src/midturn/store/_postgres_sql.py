@@ -28,11 +28,16 @@ __all__ = [
     "CHANNEL",
     "CREATE",
     "CREATE_APPENDING",
+    "FIND_BY_TOOL_CALL",
+    "GET",
     "LOCK_SESSION",
     "QUEUE",
+    "READ_EVENTS",
+    "READ_SESSION_EVENTS",
     "SETTLE",
     "SETTLE_APPENDING",
     "UNLOCK_SESSION",
+    "list_query",
 ]
 
 CHANNEL = "midturn_events"
@@ -127,3 +132,55 @@ CREATE_APPENDING = _appending(_INSERT_INTERACTION, 10)
 SETTLE = _SETTLE_INTERACTION
 SETTLE_APPENDING = _appending(_SETTLE_INTERACTION, 7, idle=_TURN_IDLE)
 APPEND = _appending(None, 1)
+
+# -- reads (each served by an index; tests/store/test_postgres.py EXPLAINs them) ----------
+
+GET = "SELECT body FROM midturn_interactions WHERE id = $1"
+FIND_BY_TOOL_CALL = (
+    "SELECT body FROM midturn_interactions WHERE session_id = $1 AND tool_call_id = $2"
+)
+READ_EVENTS = "SELECT id, body FROM midturn_events WHERE id > $1 ORDER BY id LIMIT $2"
+# `(session_id, id) > ($1, $2)` is `id > $2` here, written as the one range only the
+# session's index (session_id, id) can serve: even a generic plan, made without knowing
+# how few of the events are the session's, then reads that index, not every event after
+# $2 filtered by session.
+READ_SESSION_EVENTS = (
+    "SELECT id, body FROM midturn_events"
+    " WHERE session_id = $1 AND (session_id, id) > ($1, $2) ORDER BY id LIMIT $3"
+)
+
+
+def list_query(
+    session_id: str | None,
+    turn_id: str | None,
+    status: str | None,
+    kind: str | None,
+    limit: int | None,
+) -> tuple[str, list[object]]:
+    """`list_interactions`' statement and its arguments. `status = 'pending'` is written
+    as a literal, not a parameter, so that the planner may use the partial indexes of
+    the pending rows even in a generic plan (asyncpg prepares statements and reuses
+    them): a session's queue, head first, then reads only its pending rows, in order."""
+    where: list[str] = []
+    arguments: list[object] = []
+    for column, value in (
+        ("session_id", session_id),
+        ("turn_id", turn_id),
+        ("status", status),
+        ("kind", kind),
+    ):
+        if value is None:
+            continue
+        if column == "status" and value == "pending":
+            where.append("status = 'pending'")
+            continue
+        arguments.append(value)
+        where.append(f"{column} = ${len(arguments)}")
+    query = "SELECT body FROM midturn_interactions"
+    if where:
+        query += " WHERE " + " AND ".join(where)
+    query += " ORDER BY created_at, seq"
+    if limit is not None:
+        arguments.append(limit)
+        query += f" LIMIT ${len(arguments)}"
+    return query, arguments
