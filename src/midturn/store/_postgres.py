@@ -10,8 +10,14 @@ which midturn takes for itself (any other is passed on to asyncpg):
 
 How it stays correct with many processes:
 
-- Every write is one statement, so one round trip and one transaction
-  (`_postgres_sql.py`). Settling is a compare-and-set, `UPDATE … WHERE id = $1 AND
+- Every write of a session's interactions holds the session's advisory lock (session
+  level, one key per schema and session) from before its first read until after its
+  write has committed (`_session_locked`). The write itself is one statement, so one
+  round trip and one transaction (`_postgres_sql.py`), and each statement after the lock
+  sees all that the lock's previous holders committed: a park's queue position and
+  whether its turn waits (`QUEUE`), and whether a settle leaves its turn idle, are exact
+  across processes. The session lock is taken before any other. Settling is a
+  compare-and-set, `UPDATE … WHERE id = $1 AND
   status = 'pending' RETURNING …`, in the same statement as the inserts of its events,
   which happen only when the update did. PostgreSQL locks
   the row for the first updater; every other waits, re-reads the row, finds it settled

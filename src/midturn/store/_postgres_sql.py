@@ -18,7 +18,8 @@ commit: event ids are committed in the order they were drawn (see _postgres.py).
 
 Parameters: the change's own first, then the append's seven — the five event arrays
 (type, session_id, turn_id, interaction_id, body), the lock key and the notification
-payload's suffix (`:<schema>`).
+payload's suffix (`:<schema>`) — and, for `SETTLE_APPENDING`, an eighth: which events
+wait for the turn to be idle.
 """
 
 from __future__ import annotations
