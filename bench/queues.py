@@ -146,29 +146,22 @@ async def main() -> None:
     depths = sorted({0, *(int(text) for text in args.depths.split(","))})
     backends = ["sqlite"] + ([] if args.no_postgres else ["postgres"])
 
-    costs = {
-        (name, depth): await backend_cost(name, depth, args.rounds, args)
-        for name in backends
-        for depth in depths
-    }
     print(f"one session, {args.rounds} parks + settles measured at each queue depth")
     print(f"{'pending':>8}  " + "  ".join(f"{name:^42}" for name in backends))
-    print(
-        f"{'':>8}  "
-        + "  ".join(
-            f"{'park ms':>9} {'x0':>5} {'settle ms':>10} {'x0':>5} {'fill s':>8}" for _ in backends
-        )
-    )
-    for depth in depths:
+    header = f"{'park ms':>9} {'x0':>5} {'settle ms':>10} {'x0':>5} {'fill s':>8}"
+    print(f"{'':>8}  " + "  ".join(header for _ in backends), flush=True)
+    anchors: dict[str, Cost] = {}
+    for depth in depths:  # 0 first: the anchor of every other row
         cells = []
         for name in backends:
-            cost, anchor = costs[(name, depth)], costs[(name, 0)]
+            cost = await backend_cost(name, depth, args.rounds, args)
+            anchor = anchors.setdefault(name, cost)
             cells.append(
                 f"{cost.park_ms:9.2f} {cost.park_ms / anchor.park_ms:5.1f} "
                 f"{cost.settle_ms:10.2f} {cost.settle_ms / anchor.settle_ms:5.1f} "
                 f"{cost.fill_s:8.1f}"
             )
-        print(f"{depth:>8}  " + "  ".join(cells))
+        print(f"{depth:>8}  " + "  ".join(cells), flush=True)
 
 
 if __name__ == "__main__":
