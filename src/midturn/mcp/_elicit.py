@@ -177,6 +177,9 @@ class Elicitor:
             group.start_soon(push)
             group.start_soon(elsewhere)
         final = done[0]
+        if secret and not final.pending:  # tell a 2025-11-25 client the URL is done
+            request_id = ctx.request_id
+            await ctx.session.send_elicit_complete(interaction.id, related_request_id=request_id)
         if final.pending:
             return pending_result(final, secret=secret)
         return settled_result(final)
