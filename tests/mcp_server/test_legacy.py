@@ -67,10 +67,15 @@ async def test_the_inbox_answering_first_settles_and_withdraws_the_form(
 ) -> None:
     shown = asyncio.Event()
     never = asyncio.Event()
+    withdrawn = asyncio.Event()
 
     async def stays_open(params: types.ElicitRequestParams) -> types.ElicitResult:
         shown.set()
-        await never.wait()  # the person never submits the form
+        try:
+            await never.wait()  # the person never submits the form
+        except asyncio.CancelledError:
+            withdrawn.set()  # the server cancelled its elicitation request
+            raise
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def inbox() -> None:
@@ -83,6 +88,7 @@ async def test_the_inbox_answering_first_settles_and_withdraws_the_form(
         answering = asyncio.ensure_future(inbox())
         result = await within(client.call_tool(QUESTION, ASK))
         await within(answering)
+        await within(withdrawn.wait())
     assert result.structured_content is not None
     assert result.structured_content["answers"][0]["answer"] == "PostgreSQL"
     (stored,) = await runtime.store.list_interactions(session_id="mcp")

@@ -153,12 +153,10 @@ class _Server(uvicorn.Server):
 def _mcp_state_key(data_dir: Path) -> bytes | None:
     """The MCP `requestState` key when the `mcp` extra is installed (then `/mcp` is
     served), else None."""
-    import importlib.util
-
-    if importlib.util.find_spec("mcp") is None:
+    try:
+        from midturn.mcp import load_state_key
+    except ImportError:
         return None
-    from midturn.mcp import load_state_key
-
     return load_state_key(data_dir)
 
 
