@@ -112,3 +112,27 @@ async def test_without_elicitation_a_second_party_answers(server: Any, runtime: 
     assert result.structured_content is not None
     assert result.structured_content["answers"][0]["answer"] == "SQLite"
     assert progress
+
+
+async def test_a_client_that_refuses_the_form_falls_back_to_the_inbox(
+    server: Any, runtime: Runtime
+) -> None:
+    refused = asyncio.Event()
+
+    async def refuses(context: Any, params: types.ElicitRequestParams) -> types.ErrorData:
+        refused.set()
+        return types.ErrorData(code=-32601, message="elicitation is not supported here")
+
+    async def second_party() -> None:
+        parked = await requested(runtime)
+        await within(refused.wait())
+        await asyncio.sleep(0)  # let the refusal reach the server first
+        await runtime.answer(parked.id, {"answers": {"db": "SQLite"}}, by="inbox")
+
+    async with Client(server, elicitation_callback=refuses, mode="legacy") as client:
+        answering = asyncio.ensure_future(second_party())
+        result = await within(client.call_tool(QUESTION, ASK))
+        await within(answering)
+    assert not result.is_error
+    assert result.structured_content is not None
+    assert result.structured_content["answers"][0]["answer"] == "SQLite"

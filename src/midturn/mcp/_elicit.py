@@ -3,6 +3,7 @@ and the bounded wait when the client cannot ask the person itself."""
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -10,6 +11,7 @@ from urllib.parse import quote
 import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
 
 from midturn.contract._interactions import Interaction
 from midturn.errors import AlreadySettled, InvalidAnswer
@@ -34,6 +36,7 @@ FORM_KEY = "midturn_form"
 URL_KEY = "midturn_url"
 _PUSH_ROUNDS = 5
 _WAITING = "waiting for the user's answer"
+log = logging.getLogger("midturn.mcp")
 
 
 def _modes(ctx: Ctx) -> tuple[bool, bool]:
@@ -162,7 +165,11 @@ class Elicitor:
 
         async def push() -> None:
             pushing = self._push_url if secret else self._push_form
-            got = await pushing(ctx, interaction)
+            try:
+                got = await pushing(ctx, interaction)
+            except MCPError as error:  # the client refused or failed the form: use the inbox
+                log.info("elicitation for %s failed (%s); waiting", interaction.id, error)
+                got = None
             if got is None or got.pending:
                 got = await self.wait(ctx, interaction, self.options.wait_bound_s)
             done.append(got)
