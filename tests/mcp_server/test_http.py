@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import httpx2
+import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from tests._servers import LiveGateway, start_gateway
-from tests.mcp_server.conftest import ASK, Person, accept, within
+from tests.mcp_server.conftest import ASK, SECRET, Person, accept, within
 
 from midturn import open_store
 
@@ -81,3 +83,37 @@ async def test_the_admin_token_asks_in_the_default_session(
     assert stored.status == "answered"
     async with httpx.AsyncClient(base_url=gateway.url) as http:
         assert (await http.get("/healthz")).status_code == 200
+
+
+async def test_a_secret_links_to_this_gateways_inbox_page(gateway: LiveGateway) -> None:
+    async def consent(params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept")
+
+    async def answer_in_inbox() -> None:
+        async with gateway.client() as http:
+            for _ in range(2000):  # a bounded poll, as a person would look
+                pending = (await http.get("/v1/inbox")).json()["interactions"]
+                if pending:
+                    answered = await http.post(
+                        f"/v1/asks/{pending[0]['id']}/answer", json={"answers": {"key": "s3"}}
+                    )
+                    assert answered.status_code == 200, answered.text
+                    return
+                await asyncio.sleep(0.01)
+        raise AssertionError("the ask never reached the inbox")
+
+    person = Person([consent])
+    async with _client(gateway, ADMIN, person, "auto") as client:
+        answering = asyncio.ensure_future(answer_in_inbox())
+        result = await within(client.call_tool("ask_user_question", SECRET))
+        await within(answering)
+    (shown,) = person.seen
+    assert isinstance(shown, types.ElicitRequestURLParams)
+    page, _, fragment = shown.url.partition("#")
+    assert page == f"{gateway.url}/"
+    assert fragment.startswith("interaction=ia_")
+    async with httpx.AsyncClient() as http:
+        served = await http.get(page)
+    assert served.status_code == 200
+    assert "text/html" in served.headers["content-type"]
+    assert "[secret provided]" in result.content[0].text  # type: ignore[union-attr]

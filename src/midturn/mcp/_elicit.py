@@ -119,13 +119,12 @@ class Elicitor:
         )
 
     def answer_page(self, interaction: Interaction) -> str:
-        """The inbox page for this interaction's session: no credential in it (the page
-        uses the person's signed-in inbox session, or asks them to sign in)."""
+        """The gateway's inbox page for this interaction, with no credential in it: the
+        page uses the person's signed-in inbox (an admin sees every session, an answer
+        token its own), or asks them to open their sign-in link. (No `session=`: the
+        default MCP session has no session record for the session view to open.)"""
         base = self.options.public_url.rstrip("/")
-        return (
-            f"{base}/#session={quote(interaction.session_id, safe='')}"
-            f"&interaction={quote(interaction.id, safe='')}"
-        )
+        return f"{base}/#interaction={quote(interaction.id, safe='')}"
 
     async def modern(
         self, ctx: Ctx, interaction: Interaction, responses: types.InputResponses | None
