@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
+import mcp_types as types
 import pytest
 from mcp_types._v2025_11_25 import PrimitiveSchemaDefinition
 from pydantic import TypeAdapter
@@ -11,6 +13,7 @@ from tests._asks import ASK
 from tests.mcp_server.conftest import MULTI
 
 from midturn import InvalidAnswer, parse_answer, parse_ask
+from midturn.mcp._elicit import _modes
 from midturn.mcp._form import ask_form, read_ask_form
 
 _PRIMITIVE: TypeAdapter[Any] = TypeAdapter(PrimitiveSchemaDefinition)
@@ -93,3 +96,26 @@ def test_junk_has_no_sound_reading(content: Any) -> None:
     ask = parse_ask(ASK)
     with pytest.raises(InvalidAnswer):
         parse_answer(ask, read_ask_form(ask, content))
+
+
+@pytest.mark.parametrize(
+    ("declared", "modes"),
+    [
+        (None, (False, False)),
+        (types.ElicitationCapability(), (True, False)),  # 2025-06-18: `{}` is form
+        (types.ElicitationCapability(form=types.FormElicitationCapability()), (True, False)),
+        (types.ElicitationCapability(url=types.UrlElicitationCapability()), (False, True)),
+        (
+            types.ElicitationCapability(
+                form=types.FormElicitationCapability(), url=types.UrlElicitationCapability()
+            ),
+            (True, True),
+        ),
+    ],
+)
+def test_which_modes_a_client_declared(
+    declared: types.ElicitationCapability | None, modes: tuple[bool, bool]
+) -> None:
+    capabilities = types.ClientCapabilities(elicitation=declared)
+    ctx: Any = SimpleNamespace(session=SimpleNamespace(client_capabilities=capabilities))
+    assert _modes(ctx) == modes
