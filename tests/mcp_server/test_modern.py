@@ -225,3 +225,26 @@ async def test_without_elicitation_a_second_party_answers(server: Any, runtime: 
     assert result.structured_content is not None
     assert result.structured_content["answers"][1]["answer"] == "ops"
     assert progress  # the call reported progress while it waited
+
+
+async def test_answered_elsewhere_before_the_retry_returns_that_answer(
+    server: Any, runtime: Runtime
+) -> None:
+    async with Client(server, elicitation_callback=Person()) as client:
+        first = await _first_round(client)
+        (key,) = first.input_requests or {}
+        (parked,) = await runtime.inbox()
+        await runtime.answer(parked.id, {"answers": {"db": "PostgreSQL"}}, by="inbox")
+        retried = await within(
+            client.session.call_tool(
+                QUESTION,
+                ASK,
+                input_responses={key: accept({"db": "SQLite", "name": "late"})},
+                request_state=first.request_state,
+                allow_input_required=True,
+            )
+        )
+    assert isinstance(retried, types.CallToolResult)
+    assert retried.structured_content is not None
+    assert retried.structured_content["answers"][0]["answer"] == "PostgreSQL"
+    assert await settle_events(runtime, parked.id) == ["user_question_answered"]

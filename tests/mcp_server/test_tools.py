@@ -129,3 +129,21 @@ async def test_every_mcp_ask_is_in_the_inbox(server: Any, runtime: Runtime) -> N
     assert started.structured_content is not None
     assert parked.id == started.structured_content["interaction_id"]
     assert [item.id for item in await runtime.inbox()] == [parked.id]
+
+
+async def test_a_permission_without_elicitation_is_decided_elsewhere(
+    server: Any, runtime: Runtime
+) -> None:
+    async def decide() -> None:
+        parked = await requested(runtime)
+        await runtime.decide(parked.id, "deny", message="use the staging cache", by="inbox")
+
+    async with Client(server) as client:
+        deciding = asyncio.ensure_future(decide())
+        result = await within(client.call_tool("request_permission", PERMISSION))
+        await within(deciding)
+    assert result.content[0].text == (  # type: ignore[union-attr]
+        "Denied: do not run it. The user says: use the staging cache"
+    )
+    assert result.structured_content is not None
+    assert result.structured_content["outcome"] == "denied"
