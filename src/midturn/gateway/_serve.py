@@ -150,6 +150,16 @@ class _Server(uvicorn.Server):
         self.should_exit = True
 
 
+def _mcp_state_key(data_dir: Path) -> bytes | None:
+    """The MCP `requestState` key when the `mcp` extra is installed (then `/mcp` is
+    served), else None."""
+    try:
+        from midturn.mcp import load_state_key
+    except ImportError:
+        return None
+    return load_state_key(data_dir)
+
+
 def _print(line: str) -> None:
     print(line, flush=True)
 
@@ -174,9 +184,16 @@ async def run_server(
         raise UsageError(f"port {port} is out of range; use 0–65535 (0 picks a free port)")
     _configure_logging(access_log)
     admin_token, generated = admin_token_for(data_dir_for(db_url), token)
+    mcp_key = _mcp_state_key(data_dir_for(db_url))
     async with open_store(db_url) as store, Runtime(store) as runtime:
         public = f"http://{host}:{port}"
-        app = create_app(runtime, store=store, admin_token=admin_token, public_url=public)
+        app = create_app(
+            runtime,
+            store=store,
+            admin_token=admin_token,
+            public_url=public,
+            mcp_state_key=mcp_key,
+        )
         state: GatewayState = app.state.gateway
         config = uvicorn.Config(
             app,
