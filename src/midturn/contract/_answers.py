@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import SecretStr
 
-from midturn.contract._checks import kind_of
+from midturn.contract._checks import NOT_TEXT, kind_of, lone_surrogate_at
 from midturn.contract._models import (
     SECRET_MARK,
     AnswerStatus,
@@ -46,6 +46,9 @@ def _choices_hint(question: Question) -> str:
 def parse_answer(ask: Ask, payload: Any, *, limits: Limits | None = None) -> AskResult:
     """Read a client's answer to `ask` (SPEC §2.4). Raises `InvalidAnswer` only where
     there is no sound reading; the ask is then untouched and can be answered again."""
+    where = lone_surrogate_at(payload)
+    if where is not None:
+        raise InvalidAnswer(f"the answer {f'at {where} ' if where else ''}{NOT_TEXT}")
     reader = _Reader(ask, limits or _DEFAULT_LIMITS)
     if isinstance(payload, dict):
         return reader.object(payload)

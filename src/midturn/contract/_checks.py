@@ -10,9 +10,23 @@ from midturn.contract._models import Limits
 from midturn.contract._normalize import fold
 from midturn.errors import Problem
 
-__all__ = ["ID", "Checker", "checked_id", "count_range", "kind_of", "short"]
+__all__ = [
+    "ID",
+    "NOT_TEXT",
+    "Checker",
+    "checked_id",
+    "count_range",
+    "kind_of",
+    "lone_surrogate_at",
+    "short",
+]
 
 ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+NOT_TEXT = (
+    "holds a lone UTF-16 surrogate (such as \\ud800 without its pair), which is not text; "
+    "send valid Unicode text"
+)
+"""Why a string with a lone surrogate is refused, wherever it is given."""
 _NAMED_UNKNOWN = 5
 """Unknown fields named one by one in the warnings; the rest are counted."""
 
@@ -31,6 +45,39 @@ def kind_of(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
     return type(value).__name__
+
+
+def _is_text(value: str) -> bool:
+    """Whether `value` is Unicode text: no lone UTF-16 surrogate (JSON `"\\ud800"` parses
+    to one; it cannot be stored, sent or shown as UTF-8)."""
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def lone_surrogate_at(value: Any) -> str | None:
+    """The path (`a.b.0`) of the first string or key in `value` holding a lone UTF-16
+    surrogate, `""` for `value` itself, or None when there is none. Walks without
+    recursion, so any nesting depth is safe."""
+    pending: list[tuple[str, Any]] = [("", value)]
+    while pending:
+        path, item = pending.pop()
+        if isinstance(item, str):
+            if not _is_text(item):
+                return path
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                where = f"{path}.{key}" if path else str(key)
+                if isinstance(key, str) and not _is_text(key):
+                    return path or "(key)"
+                pending.append((where, inner))
+        elif isinstance(item, list | tuple):
+            pending.extend((f"{path}.{i}" if path else str(i), x) for i, x in enumerate(item))
+    return None
 
 
 def short(text: str, limit: int = 40) -> str:

@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 from midturn.contract._checks import Checker, checked_id, kind_of, short
-from midturn.contract._models import Ask, Limits, OnTimeout, Question
+from midturn.contract._models import MAX_TIMEOUT_S, Ask, Limits, OnTimeout, Question
 from midturn.contract._normalize import derive_header, unique_header
 from midturn.contract._options import read_choice_bounds, read_options, read_recommended
 from midturn.errors import InvalidAsk, Problem
@@ -101,8 +101,9 @@ def _question_list(check: Checker, value: Any) -> list[Any]:
 def _timeout(check: Checker, value: Any) -> float | None:
     if value is None:
         return None
-    ceiling = check.limits.max_timeout_s
-    bound = f" and at most {ceiling:g}" if ceiling is not None else ""
+    ceiling = check.limits.max_timeout_s or MAX_TIMEOUT_S
+    shown_ceiling = f"{ceiling:.0f}" if ceiling == int(ceiling) else f"{ceiling:g}"
+    bound = f" and at most {shown_ceiling}"
     if isinstance(value, bool) or not isinstance(value, int | float):
         check.problem("timeout_s", f"{kind_of(value)} given; give seconds, above 0{bound}, or null")
         return None
@@ -110,7 +111,7 @@ def _timeout(check: Checker, value: Any) -> float | None:
         seconds = float(value)
     except OverflowError:  # an int too large for a float
         seconds = math.inf
-    if not 0 < seconds < math.inf or (ceiling is not None and seconds > ceiling):
+    if not 0 < seconds <= ceiling:
         shown = f"{seconds:g}" if math.isfinite(seconds) else str(value)
         shown = shown if len(shown) <= 20 else shown[:19] + "…"
         check.problem("timeout_s", f"{shown} given; give seconds above 0{bound}, or null")

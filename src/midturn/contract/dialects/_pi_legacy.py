@@ -24,11 +24,16 @@ cancelled read as the canonical sentence (SPEC §2.5).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from midturn.contract._checks import kind_of
-from midturn.contract._models import AskResult, Limits, QuestionAnswer, ToolOutput
+from midturn.contract._models import (
+    MAX_TIMEOUT_S,
+    AskResult,
+    Limits,
+    QuestionAnswer,
+    ToolOutput,
+)
 from midturn.contract._render import canonical_text
 from midturn.contract.dialects._base import Dialect
 from midturn.contract.dialects._schema import (
@@ -78,11 +83,14 @@ def _pick(value: Any, allowed: tuple[str, ...], field: str, problems: list[Probl
 def _timeout_s(value: Any, problems: list[Problem]) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        problems.append(Problem("timeoutMs", f"{kind_of(value)} given; give milliseconds above 0"))
+    highest = MAX_TIMEOUT_S * 1000
+    wanted = f"give milliseconds above 0 and at most {highest}"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        problems.append(Problem("timeoutMs", f"{kind_of(value)} given; {wanted}"))
         return None
-    if value <= 0:
-        problems.append(Problem("timeoutMs", f"{value:g} given; give milliseconds above 0"))
+    if not 0 < value <= highest:  # compared as given: a huge int never becomes a float
+        shown = f"{value:g}" if isinstance(value, float) or abs(value) < 10**20 else "a number"
+        problems.append(Problem("timeoutMs", f"{shown} given; {wanted}"))
         return None
     return value / 1000
 
@@ -139,7 +147,9 @@ class PiLegacyDialect(Dialect):
                 [Problem("questions", f"askUserQuestion asks one question; give {_SHAPE}")]
             )
         options = data.get("options")
-        kind = data.get("kind") or ("select" if options else "text")
+        kind = data.get("kind")
+        if kind is None or kind == "":
+            kind = "select" if options else "text"
         kind = _pick(kind, tuple(_KINDS), "kind", problems)
         sensitivity = _pick(
             data.get("sensitivity", "public"), _SENSITIVITIES, "sensitivity", problems
@@ -251,7 +261,8 @@ class PiLegacyDialect(Dialect):
             return 0
         if {"questions", "question_id", "title"} & tool_input.keys():
             return 0
-        if tool_input.get("kind") in _KINDS:
+        kind = tool_input.get("kind")
+        if isinstance(kind, str) and kind in _KINDS:
             return 10
         options = tool_input.get("options")
         strings = isinstance(options, list) and all(isinstance(o, str) for o in options)
