@@ -384,6 +384,9 @@ class _Reader:
                 )
         labels = tuple(question.options[i].label for i in chosen)
         shown = [*labels, other] if other is not None else list(labels)
+        if question.secret:  # a dialect's secret choice: nothing of it outside memory
+            value = SecretStr(", ".join(shown))
+            return _answer(question, answer=SECRET_MARK, secret_value=value)
         return _answer(question, selected=labels, text=other, answer=", ".join(shown))
 
     def result(self, answers: list[QuestionAnswer]) -> AskResult:

@@ -25,7 +25,12 @@ def parse_ask(tool_input: Any, dialect: str = "midturn", *, limits: Limits | Non
         raise InvalidAsk([Problem(where, NOT_TEXT)])
     chosen = detect_dialect(tool_input) if dialect == "auto" else get_dialect(dialect)
     canonical = chosen.to_canonical(tool_input)
-    return build_ask(canonical, limits=limits or chosen.limits, dialect=chosen.name)
+    return build_ask(
+        canonical,
+        limits=limits or chosen.limits,
+        dialect=chosen.name,
+        secret_choices=chosen.secret_choices,
+    )
 
 
 def parse_answer(ask: Ask, payload: Any, *, limits: Limits | None = None) -> AskResult:

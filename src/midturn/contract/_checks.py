@@ -93,6 +93,8 @@ class Checker:
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
+        self.secret_choices = False
+        """Whether a choice question may be secret (see `build_ask`)."""
         self.problems: list[Problem] = []
         self.warnings: list[str] = []
 

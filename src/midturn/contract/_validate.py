@@ -42,11 +42,16 @@ _QUESTION_KEYS = frozenset(
 )
 
 
-def build_ask(canonical: Any, *, limits: Limits, dialect: str) -> Ask:
+def build_ask(canonical: Any, *, limits: Limits, dialect: str, secret_choices: bool = False) -> Ask:
     """Normalize a canonical-shaped dict, validate it strictly, return the `Ask`.
+
+    `secret_choices` lets a choice question be `secret` too (a dialect whose product
+    has such questions: its whole answer, selection and typed text, is then secret); the
+    canonical shape keeps `secret` for text questions (SPEC §2.1).
 
     Raises `InvalidAsk` with every problem found."""
     check = Checker(limits)
+    check.secret_choices = secret_choices
     if not isinstance(canonical, dict):
         raise InvalidAsk(
             [
@@ -182,7 +187,9 @@ def _question(check: Checker, raw: Any, position: int) -> _Draft | None:
         if placeholder is not None and len(placeholder) > limits.max_question_chars:
             check.problem(f"{path}.placeholder", "too long; keep it to a short hint")
     elif kind == "choice":
-        if secret:
+        if secret and check.secret_choices:
+            fields["secret"] = True
+        elif secret:
             check.problem(
                 f"{path}.secret",
                 'only a text question can be secret; use kind "text" for a secret value',

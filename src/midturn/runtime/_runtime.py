@@ -64,6 +64,14 @@ class Settled:
     duplicate: bool = False
 
 
+def _holds_secret(settled: Interaction) -> bool:
+    """Whether a settled ask's result answers a secret question."""
+    if settled.ask is None or settled.result is None:
+        return False
+    secret = {question.id for question in settled.ask.questions if question.secret}
+    return any(a.id in secret and a.status == "answered" for a in settled.result.answers)
+
+
 def new_interaction_id() -> str:
     """An unguessable id: 128 random bits."""
     return "ia_" + secrets.token_urlsafe(16)
@@ -288,7 +296,11 @@ class Runtime:
     async def answer(self, interaction_id: str, payload: Any, *, by: str | None = None) -> Settled:
         """Settle an ask from a lenient answer payload (SPEC §2.4), including skip and
         redirect shapes. Raises `InvalidAnswer` (nothing changes), `AlreadySettled` (a
-        different response after settling), `NotFound`, `UsageError` (not an ask)."""
+        different response after settling), `NotFound`, `UsageError` (not an ask).
+
+        An ask settled with a secret answer is never compared with a later response:
+        every one gets `AlreadySettled`, the same answer too, so that re-posting cannot
+        confirm a guess of the secret."""
         self._check_open()
         current = await self._parking.read(interaction_id)
         if current.kind != "ask" or current.ask is None:
@@ -305,10 +317,14 @@ class Runtime:
             settled = outcome.interaction
         else:
             settled = current
+            if _holds_secret(settled):
+                raise AlreadySettled(settled)
             try:
                 result = parse_answer(current.ask, payload)
             except InvalidAnswer:
                 raise AlreadySettled(settled) from None
+        if _holds_secret(settled):
+            raise AlreadySettled(settled)
         if self._same_result(settled, result):
             return Settled(settled, duplicate=True)
         raise AlreadySettled(settled)

@@ -4,8 +4,9 @@ Input, one question at the top level: `{question, kind: select | multi-select | 
 editor, options[] (strings), allowCustom, default, timeoutMs, sensitivity: public |
 internal | secret, reason}`. `allowCustom` becomes `allow_other`; `default` the
 recommended option (or a text question's placeholder); `timeoutMs` becomes `timeout_s`;
-a `secret` text or editor question is a secret text question (SPEC §3.7); a `reason` is
-shown under the question.
+a `secret` question is a secret (SPEC §3.7) whatever its kind: for a select, the
+selection and any typed custom answer alike live in memory only (the store, the events
+and the streams hold `[secret provided]`); a `reason` is shown under the question.
 
 Result: `Answer: …` with details `{questionId, value, visibleValue, cancelled, timedOut,
 sensitivity}`. For `sensitivity: secret` the visible answer is `[REDACTED:secret-answer]`
@@ -138,6 +139,7 @@ class PiLegacyDialect(Dialect):
     name = "pi-legacy"
     tool_name = "askUserQuestion"
     limits = Limits(max_questions=1)
+    secret_choices = True
 
     def to_canonical(self, tool_input: Any) -> dict[str, Any]:
         data = require_object(tool_input, _SHAPE)
@@ -174,6 +176,8 @@ class PiLegacyDialect(Dialect):
                 question["recommended"] = default
             if data.get("allowCustom") is not None:
                 question["allow_other"] = data["allowCustom"]
+            if sensitivity == "secret":  # the selection and any typed answer: both secret
+                question["secret"] = True
         else:
             if options:
                 question["options"] = options  # refused by validation, with its reason
