@@ -31,7 +31,7 @@ from midturn.contract._interactions import (
     Risk,
     utcnow,
 )
-from midturn.contract._models import AskResult, Limits, ToolOutput
+from midturn.contract._models import MAX_TIMEOUT_S, AskResult, Limits, ToolOutput
 from midturn.errors import AlreadySettled, InvalidAnswer, InvalidAsk, NotFound, UsageError
 from midturn.runtime._audit import export_decisions
 from midturn.runtime._events import follow_events
@@ -101,10 +101,10 @@ class Runtime:
         permission_timeout_s: float | None = 300.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if permission_timeout_s is not None and permission_timeout_s <= 0:
+        if permission_timeout_s is not None and not 0 < permission_timeout_s <= MAX_TIMEOUT_S:
             raise UsageError(
-                f"permission_timeout_s must be above 0 (got {permission_timeout_s}); "
-                "pass None for no timeout"
+                f"permission_timeout_s must be above 0 and at most {MAX_TIMEOUT_S} (a year; "
+                f"got {permission_timeout_s}); pass None for no timeout"
             )
         self.store = store
         self.limits = limits
@@ -226,8 +226,11 @@ class Runtime:
         existing = await self._existing(session_id, tool_call_id, "permission")
         if existing is not None:
             return existing, False
-        if timeout_s is not None and timeout_s <= 0:
-            raise UsageError(f"timeout_s must be above 0 (got {timeout_s}), or None")
+        if timeout_s is not None and not 0 < timeout_s <= MAX_TIMEOUT_S:
+            raise UsageError(
+                f"timeout_s must be above 0 and at most {MAX_TIMEOUT_S} (a year; got "
+                f"{timeout_s:g}), or None"
+            )
         try:
             request = PermissionRequest(tool=tool, summary=summary, risk=risk, details=details)
         except ValidationError as error:
