@@ -182,7 +182,7 @@ export class QuestionTray {
     const input = h("input", { type: question.multi ? "checkbox" : "radio", name, value: "other" });
     input.checked = state.other;
     const text = h("input", {
-      type: "text",
+      type: question.secret ? "password" : "text", // a secret choice: its typed answer too
       class: "other-text",
       autocomplete: "off",
       placeholder: "Type your own answer",
