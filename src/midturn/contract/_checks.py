@@ -62,22 +62,29 @@ def _is_text(value: str) -> bool:
 def lone_surrogate_at(value: Any) -> str | None:
     """The path (`a.b.0`) of the first string or key in `value` holding a lone UTF-16
     surrogate, `""` for `value` itself, or None when there is none. Walks without
-    recursion, so any nesting depth is safe."""
-    pending: list[tuple[str, Any]] = [("", value)]
+    recursion (any nesting depth is safe), checking strings where it meets them and
+    building a path only for containers, so a large body costs about one pass."""
+    if isinstance(value, str):
+        return None if _is_text(value) else ""
+    if not isinstance(value, dict | list | tuple):
+        return None
+    pending: list[tuple[tuple[Any, ...], Any]] = [((), value)]
     while pending:
-        path, item = pending.pop()
-        if isinstance(item, str):
-            if not _is_text(item):
-                return path
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                where = f"{path}.{key}" if path else str(key)
-                if isinstance(key, str) and not _is_text(key):
-                    return path or "(key)"
-                pending.append((where, inner))
-        elif isinstance(item, list | tuple):
-            pending.extend((f"{path}.{i}" if path else str(i), x) for i, x in enumerate(item))
+        path, node = pending.pop()
+        mapping = isinstance(node, dict)
+        for key, item in node.items() if mapping else enumerate(node):
+            if mapping and isinstance(key, str) and not _is_text(key):
+                return _joined(path) or "(key)"
+            if isinstance(item, str):
+                if not _is_text(item):
+                    return _joined((*path, key))
+            elif isinstance(item, dict | list | tuple):
+                pending.append(((*path, key), item))
     return None
+
+
+def _joined(path: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in path)
 
 
 def short(text: str, limit: int = 40) -> str:
