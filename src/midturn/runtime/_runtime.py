@@ -37,6 +37,7 @@ from midturn.runtime._audit import export_decisions
 from midturn.runtime._events import follow_events
 from midturn.runtime._parking import Parking, deadline_after
 from midturn.runtime._permissions import decision_for, same_decision, tool_allowed_for_turn
+from midturn.runtime._subscribe import Subscription
 from midturn.runtime._tool import handle_tool_call
 from midturn.runtime._turns import Turn
 from midturn.store._base import Store
@@ -429,6 +430,25 @@ class Runtime:
         """Events after id `after` from the log, then (with `follow`) live ones as they
         are appended, in id order, without polling."""
         return follow_events(self.store, after=after, session_id=session_id, follow=follow)
+
+    def subscribe(
+        self,
+        on_event: Callable[[Event], None] | None = None,
+        *,
+        session_id: str | None = None,
+        buffer: int = 1000,
+    ) -> Subscription:
+        """A tap on the events this runtime publishes, live, without reading the store:
+        this process's own at once, other processes' as the store announces them (see
+        `_subscribe.py` and docs/runtime.md). With `on_event`, each event is handed to
+        it synchronously; without, iterate the subscription (`async with
+        runtime.subscribe() as events: async for event in events`), which holds at most
+        `buffer` events and raises `SubscriptionLagged` past that. No replay: for the
+        stored log, use `events()`."""
+        self._check_open()
+        return Subscription(
+            self._parking.watch, on_event=on_event, session_id=session_id, buffer=buffer
+        )
 
     # -- turns and tools --------------------------------------------------------------
 
