@@ -18,7 +18,16 @@ import httpx
 import pytest
 from tests._servers import serve_child
 
-from .conftest import ADMIN_TOKEN, ASK, SAFETY_S, StartGateway
+from .conftest import (
+    ADMIN_TOKEN,
+    ANSWER,
+    ASK,
+    SAFETY_S,
+    LiveGateway,
+    NewSession,
+    StartGateway,
+    create_ask,
+)
 
 BIG_ASK: dict[str, Any] = {
     "questions": [
@@ -135,6 +144,10 @@ def _frames(text: str) -> list[dict[str, str]]:
 async def _sentinel(admin: httpx.AsyncClient) -> str:
     """A small ask created last: its requested event is the newest event of interest."""
     session = (await admin.post("/v1/sessions", json={})).json()["session_id"]
+    return await _sentinel_in(admin, session)
+
+
+async def _sentinel_in(admin: httpx.AsyncClient, session: str) -> str:
     created = await admin.post(
         f"/v1/sessions/{session}/asks",
         json={"tool_input": ASK, "tool_call_id": "sentinel", "turn_id": "s"},
@@ -262,3 +275,22 @@ async def test_a_token_holds_a_bounded_number_of_streams(
             answerer.stream("GET", path) as response,
         ):
             assert response.status_code == 200
+
+
+async def test_live_events_reach_streams_from_the_runtime_not_the_log(
+    gateway: LiveGateway, new_session: NewSession
+) -> None:
+    session = await new_session()
+    async with (
+        gateway.client() as admin,
+        admin.stream("GET", f"/v1/sessions/{session.session_id}/events") as response,
+    ):
+        await _until_metric(admin, "midturn_open_streams", 1)
+        asked = [await create_ask(gateway, session, f"call-{n}", turn_id=f"t{n}") for n in range(5)]
+        for ask in asked:
+            answered = await admin.post(f"/v1/asks/{ask['id']}/answer", json=ANSWER)
+            assert answered.status_code == 200, answered.text
+        last = await _sentinel_in(admin, session.session_id)
+        ids = await _ids_until(response, last)
+        assert ids == list(range(1, ids[-1] + 1))  # in order, none missed, none twice
+        assert await _metric(admin, "midturn_event_log_reads_total") == 0

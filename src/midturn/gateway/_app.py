@@ -72,6 +72,7 @@ def create_app(
                 pending,
                 streams_dropped=gateway.hub.dropped,
                 stream_buffer_bytes=gateway.hub.buffered_bytes,
+                event_log_reads=gateway.hub.log_reads,
             ),
             media_type="text/plain; version=0.0.4",
         )

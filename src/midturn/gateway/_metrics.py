@@ -43,7 +43,12 @@ class Metrics:
         self._requests[(route, status)] += 1
 
     def render(
-        self, pending: int, *, streams_dropped: int = 0, stream_buffer_bytes: int = 0
+        self,
+        pending: int,
+        *,
+        streams_dropped: int = 0,
+        stream_buffer_bytes: int = 0,
+        event_log_reads: int = 0,
     ) -> str:
         lines = [
             "# HELP midturn_pending_interactions Interactions waiting for a person.",
@@ -60,6 +65,10 @@ class Metrics:
             "and not yet written to them.",
             "# TYPE midturn_stream_buffer_bytes gauge",
             f"midturn_stream_buffer_bytes {stream_buffer_bytes}",
+            "# HELP midturn_event_log_reads_total Reads of the event log by the stream hub "
+            "(live events reach streams from the runtime without one; a read fills a gap).",
+            "# TYPE midturn_event_log_reads_total counter",
+            f"midturn_event_log_reads_total {event_log_reads}",
             "# HELP midturn_waiting_requests Long-poll requests currently held.",
             "# TYPE midturn_waiting_requests gauge",
             f"midturn_waiting_requests {self.waiting_requests}",

@@ -35,7 +35,7 @@ router = APIRouter(prefix="/v1", tags=["events"])
 
 KEEPALIVE_S = 15.0
 RETRY_MS = 2000
-REPLAY_PAGE = 200
+REPLAY_PAGE = 100
 CHUNK_BYTES = 64 * 1024
 
 
@@ -142,11 +142,14 @@ class _Stream:
             page = await store.read_events(
                 self.cursor, session_id=self.session_id, limit=REPLAY_PAGE
             )
+            read = len(page)
             if page:
                 self.cursor = page[-1].id
-                for chunk in _chunks(format_event(event) for event in page):
+                frames = [format_event(event) for event in page]
+                del page  # while a write waits, only the frames are held
+                for chunk in _chunks(frames):
                     yield chunk
-            if len(page) < REPLAY_PAGE:
+            if read < REPLAY_PAGE:
                 if not self.subscriber.dropped:
                     return
                 # it fell behind while replaying: the log holds all it missed
