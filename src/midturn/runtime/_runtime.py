@@ -416,13 +416,22 @@ class Runtime:
         self._check_open()
         return await self._parking.wait(interaction_id, timeout)
 
-    async def queue(self, session_id: str) -> list[Interaction]:
-        """The session's pending interactions, head first (SPEC §3.2)."""
-        return await self.store.list_interactions(session_id=session_id, status="pending")
+    async def queue(
+        self, session_id: str, *, limit: int | None = None, after: str | None = None
+    ) -> list[Interaction]:
+        """The session's pending interactions, head first (SPEC §3.2): at most `limit`,
+        and with `after` (an interaction id) only those after it — a keyset page,
+        stable while others are parked or settled (`UsageError` for an unknown id)."""
+        return await self.store.list_interactions(
+            session_id=session_id, status="pending", limit=limit, after=after
+        )
 
-    async def inbox(self) -> list[Interaction]:
-        """Every pending interaction, oldest first."""
-        return await self.store.list_interactions(status="pending")
+    async def inbox(
+        self, *, limit: int | None = None, after: str | None = None
+    ) -> list[Interaction]:
+        """Every pending interaction, oldest first; `limit` and `after` page it as in
+        `queue`."""
+        return await self.store.list_interactions(status="pending", limit=limit, after=after)
 
     def events(
         self, *, after: int = 0, session_id: str | None = None, follow: bool = True

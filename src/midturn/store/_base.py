@@ -225,9 +225,13 @@ class Store(abc.ABC):
         status: InteractionStatus | None = None,
         kind: InteractionKind | None = None,
         limit: int | None = None,
+        after: str | None = None,
     ) -> list[Interaction]:
         """Interactions matching every filter given, oldest first (creation order; ties
-        broken by insertion order)."""
+        broken by insertion order), at most `limit` of them. With `after` (an
+        interaction id, of any status), only those that come after it in that order: a
+        keyset page, stable while others are inserted or settled. An `after` that names
+        no interaction raises `UsageError`."""
 
     # -- events ----------------------------------------------------------------------
 

@@ -67,6 +67,7 @@ from midturn.store._codec import (
     load_session,
     settled_copy,
     sort_key_time,
+    unknown_cursor,
 )
 from midturn.store._postgres_listen import Listener
 from midturn.store._postgres_schema import advisory_key, migrate, quote_ident
@@ -371,6 +372,7 @@ class PostgresStore(Store):
         status: InteractionStatus | None = None,
         kind: InteractionKind | None = None,
         limit: int | None = None,
+        after: str | None = None,
     ) -> list[Interaction]:
         pool = self._db()
         check_limit(limit)
@@ -387,6 +389,15 @@ class PostgresStore(Store):
             if value is not None:
                 arguments.append(value)
                 where.append(f"{column} = ${len(arguments)}")
+        if after is not None:
+            # a keyset page: rows after the cursor's (created_at, seq), by the same index
+            start = await pool.fetchrow(
+                "SELECT created_at, seq FROM midturn_interactions WHERE id = $1", after
+            )
+            if start is None:
+                raise unknown_cursor(after)
+            arguments += [start["created_at"], start["seq"]]
+            where.append(f"(created_at, seq) > (${len(arguments) - 1}, ${len(arguments)})")
         query = "SELECT body FROM midturn_interactions"
         if where:
             query += " WHERE " + " AND ".join(where)

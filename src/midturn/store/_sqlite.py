@@ -55,6 +55,7 @@ from midturn.store._codec import (
     load_session,
     settled_copy,
     sort_key_time,
+    unknown_cursor,
 )
 from midturn.store._sqlite_conn import BUSY_TIMEOUT_MS, Connection
 from midturn.store._sqlite_schema import MIGRATIONS, MIGRATIONS_TABLE
@@ -365,6 +366,7 @@ class SqliteStore(Store):
         status: InteractionStatus | None = None,
         kind: InteractionKind | None = None,
         limit: int | None = None,
+        after: str | None = None,
     ) -> list[Interaction]:
         check_limit(limit)
         clauses: list[str] = []
@@ -378,16 +380,28 @@ class SqliteStore(Store):
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(value)
+        if after is not None:
+            # a keyset page: rows after the cursor's (created_at, seq), by the same index
+            clauses.append("(created_at, seq) > (?, ?)")
         sql = "SELECT body FROM midturn_interactions"
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
         sql += " ORDER BY created_at, seq"
+        tail: list[Any] = []
         if limit is not None:
             sql += " LIMIT ?"
-            params.append(limit)
+            tail.append(limit)
 
         def select(db: Db) -> list[Interaction]:
-            return [load_interaction(body) for (body,) in db.execute(sql, params)]
+            start: tuple[Any, ...] = ()
+            if after is not None:
+                start = db.execute(
+                    "SELECT created_at, seq FROM midturn_interactions WHERE id = ?", (after,)
+                ).fetchone()
+                if start is None:
+                    raise unknown_cursor(after)
+            rows = db.execute(sql, [*params, *start, *tail])
+            return [load_interaction(body) for (body,) in rows]
 
         return await self._run(select)
 
