@@ -214,6 +214,14 @@ LastEventId = Annotated[
     Header(alias="Last-Event-ID", description="resume after this event id", max_length=40),
 ]
 After = Annotated[int | None, Query(ge=0, description="resume after this event id")]
+Tail = Annotated[
+    int | None,
+    Query(
+        ge=0,
+        le=10_000,
+        description="with no resume point, start with only the newest this many events",
+    ),
+]
 AccessToken = Annotated[
     str | None,
     Query(description="the token, for EventSource clients that cannot send headers"),
@@ -231,13 +239,14 @@ async def session_events(
     request: Request,
     last_event_id: LastEventId = None,
     after: After = None,
+    tail: Tail = None,
     access_token: AccessToken = None,
 ) -> StreamingResponse:
     """One session's events as server-sent events, replayed from `Last-Event-ID`."""
     state, caller = call
     caller.require({"answer"}, "follow this session's events", session_id)
     await state.authority.session(session_id)
-    start = _resume_point(last_event_id, after)
+    start = await _start(state, _resume_point(last_event_id, after), tail, session_id)
     return _open(state, caller, start, session_id, request)
 
 
@@ -251,10 +260,19 @@ async def all_events(
     request: Request,
     last_event_id: LastEventId = None,
     after: After = None,
+    tail: Tail = None,
     access_token: AccessToken = None,
 ) -> StreamingResponse:
     """Every session's events (admin only), replayed from `Last-Event-ID`."""
     state, caller = call
     caller.require(set(), "follow every session's events")
-    start = _resume_point(last_event_id, after)
+    start = await _start(state, _resume_point(last_event_id, after), tail, None)
     return _open(state, caller, start, None, request)
+
+
+async def _start(state: GatewayState, resume: int, tail: int | None, session_id: str | None) -> int:
+    """Where the replay starts: a resume point given wins; else, with `tail`, just
+    before the newest `tail` events."""
+    if resume or tail is None:
+        return resume
+    return await state.store.tail_start(tail, session_id=session_id)

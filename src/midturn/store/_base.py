@@ -34,6 +34,7 @@ from midturn.contract._interactions import (
     utcnow,
 )
 from midturn.contract._models import AskResult
+from midturn.errors import UsageError
 
 __all__ = ["EventListener", "QueuedEvents", "SessionRecord", "Settle", "Store"]
 
@@ -247,3 +248,15 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def last_event_id(self) -> int: ...
+
+    async def tail_start(self, count: int, *, session_id: str | None = None) -> int:
+        """The event id after which the newest `count` events (of one session, or all)
+        follow: `read_events(tail_start(n))` gives a recent window, not the whole log.
+        0 when there are no more than `count`.
+
+        This version counts back from the newest id (a window of the newest `count` ids
+        of the log, of which a session may own fewer); the backends give the exact
+        window, by index."""
+        if count < 0:
+            raise UsageError(f"count must be 0 or more (got {count})")
+        return max(0, await self.last_event_id() - count)

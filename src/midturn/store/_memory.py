@@ -332,3 +332,14 @@ class MemoryStore(Store):
     async def last_event_id(self) -> int:
         self._check_open()
         return len(self._events)
+
+    async def tail_start(self, count: int, *, session_id: str | None = None) -> int:
+        self._check_open()
+        if count < 0:
+            raise UsageError(f"count must be 0 or more (got {count})")
+        if session_id is None:
+            return max(0, len(self._events) - count)
+        positions = self._event_positions.get(session_id, [])
+        if len(positions) <= count:
+            return 0
+        return self._events[positions[-count - 1]].id

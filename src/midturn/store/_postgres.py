@@ -443,6 +443,26 @@ class PostgresStore(Store):
     async def last_event_id(self) -> int:
         return await self._last_id(self._db())
 
+    async def tail_start(self, count: int, *, session_id: str | None = None) -> int:
+        pool = self._db()
+        if count < 0:
+            raise UsageError(f"count must be 0 or more (got {count})")
+        if session_id is not None and _unstorable(session_id):
+            return 0
+        # the (count+1)-th newest id, by the primary key or the (session_id, id) index
+        if session_id is None:
+            found = await pool.fetchval(
+                "SELECT id FROM midturn_events ORDER BY id DESC LIMIT 1 OFFSET $1", count
+            )
+        else:
+            found = await pool.fetchval(
+                "SELECT id FROM midturn_events WHERE session_id = $1 "
+                "ORDER BY id DESC LIMIT 1 OFFSET $2",
+                session_id,
+                count,
+            )
+        return 0 if found is None else int(found)
+
     @staticmethod
     async def _last_id(connection: Any) -> int:
         return int(await connection.fetchval("SELECT coalesce(max(id), 0) FROM midturn_events"))

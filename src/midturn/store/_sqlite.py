@@ -442,6 +442,19 @@ class SqliteStore(Store):
     async def last_event_id(self) -> int:
         return await self._run(_newest_event_id)
 
+    async def tail_start(self, count: int, *, session_id: str | None = None) -> int:
+        if count < 0:
+            raise UsageError(f"count must be 0 or more (got {count})")
+        # the (count+1)-th newest id, by the primary key or the (session_id, id) index
+        where, params = ("WHERE session_id = ?", [session_id]) if session_id else ("", [])
+        sql = f"SELECT id FROM midturn_events {where} ORDER BY id DESC LIMIT 1 OFFSET ?"
+
+        def find(db: Db) -> int:
+            row = db.execute(sql, [*params, count]).fetchone()
+            return 0 if row is None else int(row[0])
+
+        return await self._run(find)
+
 
 # -- on the store's thread -------------------------------------------------------------
 
