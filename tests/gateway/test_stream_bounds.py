@@ -294,3 +294,46 @@ async def test_live_events_reach_streams_from_the_runtime_not_the_log(
         ids = await _ids_until(response, last)
         assert ids == list(range(1, ids[-1] + 1))  # in order, none missed, none twice
         assert await _metric(admin, "midturn_event_log_reads_total") == 0
+
+
+async def test_tail_starts_a_stream_with_only_the_newest_events(
+    gateway: LiveGateway, new_session: NewSession
+) -> None:
+    session, other = await new_session(), await new_session()
+    for n in range(3):
+        await create_ask(gateway, session, f"call-{n}", turn_id=f"t{n}")
+        await create_ask(gateway, other, f"call-{n}", turn_id=f"t{n}")  # interleaved ids
+    path = f"/v1/sessions/{session.session_id}/events"
+    async with gateway.client() as admin:
+        everything = await _ids_until_count(admin, path, {}, 6)
+        async with admin.stream("GET", path, params={"tail": 2}) as response:
+            await _until_metric(admin, "midturn_open_streams", 1)
+            last = await _sentinel_in(admin, session.session_id)
+            window = await _ids_until(response, last)
+        # the session's newest two, then live: the sentinel ask's request
+        assert window == [everything[-2], everything[-1], window[-1]]
+        assert window[-1] > everything[-1]
+        # a resume point wins over tail
+        headers = {"Last-Event-ID": str(everything[0])}
+        async with admin.stream("GET", path, params={"tail": 1}, headers=headers) as response:
+            resumed = await _ids_until(response, last)
+        assert resumed[:5] == everything[1:]
+        refused = await admin.get(path, params={"tail": -1})
+        assert refused.status_code == 422 and refused.json()["error"] == "invalid_request"
+
+
+async def _ids_until_count(
+    admin: httpx.AsyncClient, path: str, params: dict[str, Any], count: int
+) -> list[int]:
+    ids: list[int] = []
+    async with admin.stream("GET", path, params=params) as response:
+
+        async def collect() -> None:
+            async for line in response.aiter_lines():
+                if line.startswith("id: "):
+                    ids.append(int(line[4:]))
+                    if len(ids) == count:
+                        return
+
+        await asyncio.wait_for(collect(), SAFETY_S)
+    return ids

@@ -78,15 +78,20 @@ def _chunks(frames: Iterable[str]) -> Iterable[str]:
         yield "".join(batch)
 
 
-def dropped_frame(last_event_id: int, buffer_bytes: int) -> str:
-    """The frame that ends a stream dropped for falling behind. It has no `id`, so an
-    `EventSource` keeps `last_event_id` as its `Last-Event-ID` when it reconnects."""
+def dropped_frame(last_event_id: int, buffer_bytes: int | None) -> str:
+    """The frame that ends a stream dropped for falling `buffer_bytes` behind (None: the
+    event hub stopped). It has no `id`, so an `EventSource` keeps `last_event_id` as its
+    `Last-Event-ID` when it reconnects."""
+    why = (
+        f"this stream fell more than {buffer_bytes} bytes of events behind"
+        if buffer_bytes is not None
+        else "the server's event hub restarted"
+    )
     data = {
         "type": "stream_dropped",
         "last_event_id": last_event_id,
-        "message": f"this stream fell more than {buffer_bytes} bytes of events behind "
-        f"and was closed; reconnect with Last-Event-ID: {last_event_id} to resume "
-        "without missing an event",
+        "message": f"{why} and the stream was closed; reconnect with Last-Event-ID: "
+        f"{last_event_id} to resume without missing an event",
     }
     return f"event: stream_dropped\ndata: {json.dumps(data)}\n\n"
 
@@ -139,13 +144,16 @@ class _Stream:
         hub, store = self.state.hub, self.state.store
         self.subscriber = await hub.subscribe(self.session_id)
         while not self.ended:
-            page = await store.read_events(
-                self.cursor, session_id=self.session_id, limit=REPLAY_PAGE
-            )
-            read = len(page)
+            # a few replays read and format at once, however many streams replay: the
+            # loop stays free for everything else (a slot is never held across a write)
+            async with self.state.replay_slots:
+                page = await store.read_events(
+                    self.cursor, session_id=self.session_id, limit=REPLAY_PAGE
+                )
+                read = len(page)
+                frames = [format_event(event) for event in page]
             if page:
                 self.cursor = page[-1].id
-                frames = [format_event(event) for event in page]
                 del page  # while a write waits, only the frames are held
                 for chunk in _chunks(frames):
                     yield chunk
@@ -176,7 +184,8 @@ class _Stream:
                 for chunk in _chunks(frame for _, frame in fresh):
                     yield chunk
             if subscriber.dropped:
-                yield dropped_frame(self.cursor, self.state.hub.buffer_bytes)
+                bound = self.state.hub.buffer_bytes if subscriber.lagging else None
+                yield dropped_frame(self.cursor, bound)
                 return
 
 

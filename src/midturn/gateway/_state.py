@@ -128,6 +128,7 @@ class GatewayState:
     stream_limits: StreamLimits = field(default_factory=StreamLimits)
     hub: EventHub = field(init=False)
     streams: StreamSlots = field(init=False)
+    replay_slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(4))
     _owners: OrderedDict[str, tuple[InteractionKind, str]] = field(
         init=False, default_factory=OrderedDict
     )
