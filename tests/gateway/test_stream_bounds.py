@@ -230,6 +230,7 @@ async def test_stalled_streams_keep_the_server_small_and_healthz_answering(
             assert (await admin.get("/healthz")).json() == {"status": "ok"}
             assert await _metric(admin, "midturn_stream_buffer_bytes") == 0
             grown = _rss_bytes(process.pid) - before
+            print(f"{STREAMS} stalled streams: the server grew by {grown / 2**20:.1f} MiB")
             for sock in streams:
                 sock.close()  # before the server stops: it waits for open streams
     # each stream holds at most a replay page and one write: well under 1 MB apiece

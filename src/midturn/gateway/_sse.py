@@ -35,7 +35,7 @@ router = APIRouter(prefix="/v1", tags=["events"])
 
 KEEPALIVE_S = 15.0
 RETRY_MS = 2000
-REPLAY_PAGE = 100
+REPLAY_PAGE = 50
 CHUNK_BYTES = 64 * 1024
 
 
@@ -144,14 +144,18 @@ class _Stream:
         hub, store = self.state.hub, self.state.store
         self.subscriber = await hub.subscribe(self.session_id)
         while not self.ended:
-            # a few replays read and format at once, however many streams replay: the
-            # loop stays free for everything else (a slot is never held across a write)
+            # A few replays read and format a page at once, however many streams
+            # replay, and each gives the loop a turn after every page, holding its slot
+            # (a read may not suspend, nor a write the kernel takes whole: without this
+            # one stream's whole replay would run in one step). A slot is never held
+            # across a write that waits for the client.
             async with self.state.replay_slots:
                 page = await store.read_events(
                     self.cursor, session_id=self.session_id, limit=REPLAY_PAGE
                 )
                 read = len(page)
                 frames = [format_event(event) for event in page]
+                await asyncio.sleep(0)
             if page:
                 self.cursor = page[-1].id
                 del page  # while a write waits, only the frames are held
