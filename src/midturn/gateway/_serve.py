@@ -67,6 +67,15 @@ def admin_token_for(data_dir: Path, token: str | None = None) -> tuple[str, bool
     return fresh, True
 
 
+def _token_origin(data_dir: Path, token: str | None, origin: str | None) -> str:
+    """Where the admin token comes from, for the announcement (never the token)."""
+    if token:
+        return origin or "given with --token"
+    if os.environ.get("MIDTURN_TOKEN"):
+        return "from MIDTURN_TOKEN"
+    return f"in {data_dir / TOKEN_FILE}"
+
+
 _LINE_ENCODER = json.JSONEncoder(ensure_ascii=False)  # one, not one per json.dumps call
 
 
@@ -166,14 +175,20 @@ async def run_server(
     log_level: str = "warning",
     access_log: bool = True,
     install_signal_handlers: bool = True,
+    token_origin: str | None = None,
 ) -> None:
     """Run the gateway until stopped. `on_ready(base_url)` is called once it listens;
     `on_server(server)` hands out the server so a caller can `stop()` it; `log_level` is
-    uvicorn's; `access_log` writes one JSON line per request to stderr."""
+    uvicorn's; `access_log` writes one JSON line per request to stderr.
+
+    The announcement prints the admin token only when this start generated it; a token
+    the operator supplied (`token`, described by `token_origin`, or `MIDTURN_TOKEN`) or
+    one read back from the data folder is never printed, only where it comes from."""
     if not 0 <= port <= 65535:
         raise UsageError(f"port {port} is out of range; use 0–65535 (0 picks a free port)")
     _configure_logging(access_log)
     admin_token, generated = admin_token_for(data_dir_for(db_url), token)
+    origin = _token_origin(data_dir_for(db_url), token, token_origin)
     async with open_store(db_url) as store, Runtime(store) as runtime:
         public = f"http://{host}:{port}"
         app = create_app(runtime, store=store, admin_token=admin_token, public_url=public)
@@ -199,7 +214,10 @@ async def run_server(
                     else ""
                 )
                 say(f"midturn gateway on {base_url}{note}")
-                say(f"web inbox: {base_url}/#token={admin_token}")
+                if generated:  # shown once, at generation; it is in the file from now on
+                    say(f"web inbox: {base_url}/#token={admin_token}")
+                else:
+                    say(f"web inbox: {base_url}/ (sign in with the admin token {origin})")
             if on_ready is not None:
                 on_ready(base_url)
 
@@ -217,7 +235,9 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8765,
     token: str | None = None,
+    *,
+    token_origin: str | None = None,
 ) -> None:
     """Run the gateway and the web inbox until SIGINT/SIGTERM (blocking). Prints the
-    inbox URL with the admin token once it listens."""
-    asyncio.run(run_server(db_url, host, port, token))
+    inbox URL once it listens, with the admin token only when it was just generated."""
+    asyncio.run(run_server(db_url, host, port, token, token_origin=token_origin))
