@@ -1,4 +1,4 @@
-"""The `midturn` command (SPEC §7.3): `serve`, `ask`, `answer` and `demo`.
+"""The `midturn` command (SPEC §7.3): `serve`, `ask`, `answer`, `prune` and `demo`.
 
 `midturn ask` exit codes: 0 answered, 1 skipped (or redirected), 2 usage error,
 3 timed out, 4 unavailable (no terminal here and no gateway), 130 stopped.
@@ -326,16 +326,54 @@ def _run_demo(args: argparse.Namespace) -> int:
 
 def _run_serve(args: argparse.Namespace) -> int:
     from midturn.gateway import DEFAULT_DB_URL, serve
+    from midturn.runtime._retention import parse_age
 
     found = _token(args, ())  # MIDTURN_TOKEN and the data folder's file: serve's own
+    retention = None if args.retention in (None, "off") else parse_age(args.retention)
     serve(
         db_url=args.db or DEFAULT_DB_URL,
         host=args.host,
         port=args.port,
         token=None if found is None else found.token,
         token_origin=None if found is None else found.origin,
+        retention=retention,
+        retention_records=None if args.retention_export is None else Path(args.retention_export),
     )
     return 0
+
+
+def _run_prune(args: argparse.Namespace) -> int:
+    from midturn.gateway import DEFAULT_DB_URL
+    from midturn.gateway._serve import RECORDS_FILE, data_dir_for
+    from midturn.runtime._retention import parse_age, prune_settled
+    from midturn.store import open_store
+
+    age = parse_age(args.older_than)
+    url = args.store or DEFAULT_DB_URL
+    if args.export and args.no_export:
+        raise _Usage("give --export FILE or --no-export, not both")
+    records = None if args.no_export else Path(args.export or data_dir_for(url) / RECORDS_FILE)
+
+    async def run() -> int:
+        async with open_store(url) as store:
+            if records is not None and not args.dry_run:
+                records.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            report = await prune_settled(store, age, records=records, dry_run=args.dry_run)
+        if args.dry_run:
+            print(
+                f"would prune {report.interactions} settled interactions older than "
+                f"{args.older_than} (and their events); nothing was deleted"
+            )
+            return 0
+        kept = (
+            f"; their decision records were appended to {records}"
+            if records is not None and report.records
+            else ""
+        )
+        print(f"pruned {report.interactions} settled interactions and {report.events} events{kept}")
+        return 0
+
+    return asyncio.run(run())
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -356,7 +394,40 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--token", help="admin token (default: MIDTURN_TOKEN, else generated)")
     serve.add_argument("--token-file", metavar="FILE", help="read the admin token from FILE")
+    serve.add_argument(
+        "--retention",
+        metavar="AGE",
+        help="prune settled interactions older than AGE (30d, 12h, …) in the background "
+        "(default: off, nothing is deleted)",
+    )
+    serve.add_argument(
+        "--retention-export",
+        metavar="FILE",
+        help="append the pruned decision records to FILE (default <data>/pruned-decisions.jsonl)",
+    )
     serve.set_defaults(run=_run_serve)
+
+    prune = commands.add_parser(
+        "prune",
+        help="delete settled interactions older than an age, after exporting their records",
+    )
+    prune.add_argument("--older-than", required=True, metavar="AGE", help="30d, 12h, 90m, 45s")
+    prune.add_argument(
+        "--store", "--db", metavar="URL", help="store URL (default sqlite:///.midturn/midturn.db)"
+    )
+    prune.add_argument(
+        "--export",
+        metavar="FILE",
+        help="append the decision records (JSON Lines) to FILE before deleting "
+        "(default <data>/pruned-decisions.jsonl)",
+    )
+    prune.add_argument(
+        "--no-export", action="store_true", help="delete without writing the decision records"
+    )
+    prune.add_argument(
+        "--dry-run", action="store_true", help="count what would be pruned; delete nothing"
+    )
+    prune.set_defaults(run=_run_prune)
 
     ask = commands.add_parser(
         "ask",

@@ -16,7 +16,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +27,14 @@ from midturn.gateway._app import create_app
 from midturn.gateway._auth import new_admin_token
 from midturn.gateway._state import GatewayState
 from midturn.runtime import Runtime
+from midturn.runtime._retention import Retention
 from midturn.store import open_store
 
 __all__ = ["DEFAULT_DB_URL", "admin_token_for", "data_dir_for", "run_server", "serve"]
 
 DEFAULT_DB_URL = "sqlite:///.midturn/midturn.db"
 TOKEN_FILE = "admin_token"
+RECORDS_FILE = "pruned-decisions.jsonl"
 
 
 def data_dir_for(db_url: str) -> Path:
@@ -176,6 +178,8 @@ async def run_server(
     access_log: bool = True,
     install_signal_handlers: bool = True,
     token_origin: str | None = None,
+    retention: timedelta | None = None,
+    retention_records: Path | None = None,
 ) -> None:
     """Run the gateway until stopped. `on_ready(base_url)` is called once it listens;
     `on_server(server)` hands out the server so a caller can `stop()` it; `log_level` is
@@ -183,13 +187,23 @@ async def run_server(
 
     The announcement prints the admin token only when this start generated it; a token
     the operator supplied (`token`, described by `token_origin`, or `MIDTURN_TOKEN`) or
-    one read back from the data folder is never printed, only where it comes from."""
+    one read back from the data folder is never printed, only where it comes from.
+
+    `retention`: prune settled interactions older than this in the background, their
+    decision records appended first to `retention_records` (default
+    `<data>/pruned-decisions.jsonl`); None keeps everything."""
     if not 0 <= port <= 65535:
         raise UsageError(f"port {port} is out of range; use 0–65535 (0 picks a free port)")
     _configure_logging(access_log)
     admin_token, generated = admin_token_for(data_dir_for(db_url), token)
     origin = _token_origin(data_dir_for(db_url), token, token_origin)
-    async with open_store(db_url) as store, Runtime(store) as runtime:
+    records = retention_records or data_dir_for(db_url) / RECORDS_FILE
+    async with contextlib.AsyncExitStack() as stack:
+        store = await stack.enter_async_context(open_store(db_url))
+        runtime = await stack.enter_async_context(Runtime(store))
+        if retention is not None:
+            records.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            await stack.enter_async_context(Retention(store, retention, records=records))
         public = f"http://{host}:{port}"
         app = create_app(runtime, store=store, admin_token=admin_token, public_url=public)
         state: GatewayState = app.state.gateway
@@ -237,7 +251,20 @@ def serve(
     token: str | None = None,
     *,
     token_origin: str | None = None,
+    retention: timedelta | None = None,
+    retention_records: Path | None = None,
 ) -> None:
     """Run the gateway and the web inbox until SIGINT/SIGTERM (blocking). Prints the
-    inbox URL once it listens, with the admin token only when it was just generated."""
-    asyncio.run(run_server(db_url, host, port, token, token_origin=token_origin))
+    inbox URL once it listens, with the admin token only when it was just generated;
+    prunes what settled longer than `retention` ago (see `run_server`)."""
+    asyncio.run(
+        run_server(
+            db_url,
+            host,
+            port,
+            token,
+            token_origin=token_origin,
+            retention=retention,
+            retention_records=retention_records,
+        )
+    )

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from midturn.errors import UsageError
-from midturn.store._base import EventListener, SessionRecord, Settle, Store
+from midturn.store._base import EventListener, Pruned, SessionRecord, Settle, Store
 
-__all__ = ["EventListener", "SessionRecord", "Settle", "Store", "open_store"]
+__all__ = ["EventListener", "Pruned", "SessionRecord", "Settle", "Store", "open_store"]
 
 
 def open_store(url: str) -> Store:

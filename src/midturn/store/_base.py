@@ -35,7 +35,7 @@ from midturn.contract._interactions import (
 )
 from midturn.contract._models import AskResult
 
-__all__ = ["EventListener", "QueuedEvents", "SessionRecord", "Settle", "Store"]
+__all__ = ["EventListener", "Pruned", "QueuedEvents", "SessionRecord", "Settle", "Store"]
 
 EventListener = Callable[[int], None]
 QueuedEvents = Callable[[int, bool], Sequence[NewEvent]]
@@ -66,6 +66,15 @@ class Settle(BaseModel):
     interaction: Interaction
     won: bool
     events: tuple[Event, ...] = ()
+
+
+class Pruned(BaseModel):
+    """What one `Store.prune` deleted: how many interactions, how many events."""
+
+    model_config = ConfigDict(frozen=True)
+
+    interactions: int = 0
+    events: int = 0
 
 
 class Store(abc.ABC):
@@ -243,3 +252,25 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def last_event_id(self) -> int: ...
+
+    # -- retention -------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def prunable(self, settled_before: datetime, *, limit: int = 1000) -> list[Interaction]:
+        """Up to `limit` settled interactions whose `settled_at` is before
+        `settled_before`, oldest first (creation order). Never a pending one."""
+
+    @abc.abstractmethod
+    async def count_prunable(self, settled_before: datetime) -> int:
+        """How many interactions `prunable(settled_before)` would give without a limit."""
+
+    @abc.abstractmethod
+    async def prune(self, interaction_ids: Sequence[str]) -> Pruned:
+        """Delete these interactions, in one transaction, with their events, when they are
+        settled (a pending interaction or an unknown id is left as it is). Also deleted:
+        the turn events (`turn_waiting`, `turn_resumed`) of their turns that are older
+        than every event left of the turn's interactions — all of them when none is left.
+
+        The newest event of the log is never deleted, so `last_event_id()` never goes
+        back; ids are never reused. A reader resuming after an id gets the events kept
+        after it (docs/storage.md, "Retention")."""

@@ -53,7 +53,7 @@ from midturn.contract._interactions import (
 )
 from midturn.contract._models import AskResult
 from midturn.errors import NotFound, UsageError
-from midturn.store._base import SessionRecord, Settle, Store
+from midturn.store._base import Pruned, SessionRecord, Settle, Store
 from midturn.store._codec import (
     NOT_OPEN,
     check_limit,
@@ -359,7 +359,8 @@ class PostgresStore(Store):
         if not won:
             # Another settle committed first (the UPDATE waited for it): read its row.
             now = await self.get_interaction(interaction_id)
-            assert now is not None  # interactions are never deleted
+            if now is None:  # settled long ago, and pruned since
+                raise NotFound(f"no interaction with id {interaction_id!r} in this store")
             return Settle(interaction=now, won=False)
         return Settle(interaction=settled, won=True, events=appended)
 
@@ -435,6 +436,62 @@ class PostgresStore(Store):
     @staticmethod
     async def _last_id(connection: Any) -> int:
         return int(await connection.fetchval("SELECT coalesce(max(id), 0) FROM midturn_events"))
+
+    # -- retention -------------------------------------------------------------------
+
+    async def prunable(self, settled_before: datetime, *, limit: int = 1000) -> list[Interaction]:
+        check_limit(limit)
+        cutoff = sort_key_time(settled_before)
+        rows = await self._db().fetch(
+            f"SELECT body{_PRUNABLE} ORDER BY created_at, seq LIMIT $2", cutoff, limit
+        )
+        return [load_interaction(row["body"]) for row in rows]
+
+    async def count_prunable(self, settled_before: datetime) -> int:
+        cutoff = sort_key_time(settled_before)
+        return int(await self._db().fetchval(f"SELECT count(*){_PRUNABLE}", cutoff))
+
+    async def prune(self, interaction_ids: Sequence[str]) -> Pruned:
+        pool = self._db()
+        wanted = [value for value in dict.fromkeys(interaction_ids) if not _unstorable(value)]
+        if not wanted:
+            return Pruned()
+        async with pool.acquire() as connection, connection.transaction():
+            gone = await connection.fetch(_PRUNE_INTERACTIONS, wanted)
+            if not gone:
+                return Pruned()
+            status = await connection.execute(_PRUNE_EVENTS, [row["id"] for row in gone])
+            turns = sorted({(row["session_id"], row["turn_id"]) for row in gone})
+            turn_status = await connection.execute(
+                _PRUNE_TURN_EVENTS, [turn[0] for turn in turns], [turn[1] for turn in turns]
+            )
+        events = int(status.rsplit(" ", 1)[-1]) + int(turn_status.rsplit(" ", 1)[-1])
+        return Pruned(interactions=len(gone), events=events)
+
+
+# Retention (docs/storage.md): settled before the cutoff implies created before it, so the
+# time index bounds the scan to what is prunable plus the old pending rows.
+_PRUNABLE = (
+    " FROM midturn_interactions WHERE created_at < $1 AND status <> 'pending' AND settled_at < $1"
+)
+_PRUNE_INTERACTIONS = """
+DELETE FROM midturn_interactions WHERE id = ANY($1::text[]) AND status <> 'pending'
+RETURNING id, session_id, turn_id
+"""
+_NOT_NEWEST = "id < (SELECT max(id) FROM midturn_events)"
+_PRUNE_EVENTS = f"""
+DELETE FROM midturn_events WHERE interaction_id = ANY($1::text[]) AND {_NOT_NEWEST}
+"""
+# A turn event goes when it is older than every event left of its turn's interactions.
+_PRUNE_TURN_EVENTS = f"""
+DELETE FROM midturn_events AS e
+USING unnest($1::text[], $2::text[]) AS t (session_id, turn_id)
+WHERE e.session_id = t.session_id AND e.turn_id = t.turn_id AND e.interaction_id IS NULL
+  AND e.{_NOT_NEWEST}
+  AND e.id < coalesce((SELECT min(k.id) FROM midturn_events AS k
+                       WHERE k.session_id = t.session_id AND k.turn_id = t.turn_id
+                         AND k.interaction_id IS NOT NULL), 9223372036854775807)
+"""
 
 
 def _unstorable(*identifiers: str | None) -> bool:

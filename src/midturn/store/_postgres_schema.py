@@ -97,6 +97,18 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX midturn_sessions_by_time ON midturn_sessions (created_at, seq)",
         ),
     ),
+    Migration(
+        2,
+        "an index of events by interaction, for retention",
+        (
+            # Pruning a settled interaction deletes its events by interaction id (the
+            # SQLite schema has had this index from its first migration).
+            """
+            CREATE INDEX IF NOT EXISTS midturn_events_by_interaction
+                ON midturn_events (interaction_id)
+            """,
+        ),
+    ),
 )
 
 

@@ -41,7 +41,7 @@ from midturn.contract._interactions import (
 )
 from midturn.contract._models import AskResult
 from midturn.errors import NotFound, UsageError
-from midturn.store._base import QueuedEvents, SessionRecord, Settle, Store
+from midturn.store._base import Pruned, QueuedEvents, SessionRecord, Settle, Store
 from midturn.store._codec import (
     NOT_OPEN,
     check_limit,
@@ -96,6 +96,20 @@ _TURN_PENDING = (
     "SELECT 1 FROM midturn_interactions"
     " WHERE session_id = ? AND turn_id = ? AND status = 'pending' LIMIT 1"
 )
+# Retention (docs/storage.md): settled before the cutoff implies created before it, so
+# the time index bounds the scan to what is prunable plus the old pending rows.
+_PRUNABLE = (
+    " FROM midturn_interactions WHERE created_at < ? AND status != 'pending' AND settled_at < ?"
+)
+_PRUNE_ROW = "SELECT session_id, turn_id, status FROM midturn_interactions WHERE id = ?"
+_NOT_NEWEST = "id < (SELECT max(id) FROM midturn_events)"
+_PRUNE_EVENTS = f"DELETE FROM midturn_events WHERE interaction_id = ? AND {_NOT_NEWEST}"
+_PRUNE_TURN_EVENTS = f"""
+DELETE FROM midturn_events
+WHERE session_id = ?1 AND turn_id = ?2 AND interaction_id IS NULL AND {_NOT_NEWEST}
+  AND id < coalesce((SELECT min(id) FROM midturn_events WHERE session_id = ?1
+                     AND turn_id = ?2 AND interaction_id IS NOT NULL), 9223372036854775807)
+"""
 
 
 def sqlite_path(url: str) -> str:
@@ -427,6 +441,47 @@ class SqliteStore(Store):
 
     async def last_event_id(self) -> int:
         return await self._run(_newest_event_id)
+
+    # -- retention -------------------------------------------------------------------
+
+    async def prunable(self, settled_before: datetime, *, limit: int = 1000) -> list[Interaction]:
+        check_limit(limit)
+        cutoff = sort_key_time(settled_before)
+        sql = f"SELECT body{_PRUNABLE} ORDER BY created_at, seq LIMIT ?"
+
+        def select(db: Db) -> list[Interaction]:
+            rows = db.execute(sql, (cutoff, cutoff, limit))
+            return [load_interaction(body) for (body,) in rows]
+
+        return await self._run(select)
+
+    async def count_prunable(self, settled_before: datetime) -> int:
+        cutoff = sort_key_time(settled_before)
+
+        def count(db: Db) -> int:
+            return int(db.execute(f"SELECT count(*){_PRUNABLE}", (cutoff, cutoff)).fetchone()[0])
+
+        return await self._run(count)
+
+    async def prune(self, interaction_ids: Sequence[str]) -> Pruned:
+        wanted = list(dict.fromkeys(interaction_ids))
+
+        def prune(db: Db) -> tuple[Pruned, tuple[Event, ...]]:
+            gone = events = 0
+            turns: set[tuple[str, str]] = set()
+            for interaction_id in wanted:
+                row = db.execute(_PRUNE_ROW, (interaction_id,)).fetchone()
+                if row is None or row[2] == "pending":
+                    continue
+                db.execute("DELETE FROM midturn_interactions WHERE id = ?", (interaction_id,))
+                events += db.execute(_PRUNE_EVENTS, (interaction_id,)).rowcount
+                gone += 1
+                turns.add((row[0], row[1]))
+            for turn in sorted(turns):
+                events += db.execute(_PRUNE_TURN_EVENTS, turn).rowcount
+            return Pruned(interactions=gone, events=events), ()
+
+        return await self._write(prune)
 
 
 # -- on the store's thread -------------------------------------------------------------
