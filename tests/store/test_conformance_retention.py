@@ -1,6 +1,7 @@
-"""The store conformance suite, part 5: retention. Settled interactions older than a
-cutoff are pruned with their events; pending ones never; the log's last id never goes
-back and reading after any id gives what is kept. Every backend must pass it."""
+"""The store conformance suite, part 5: retention, and the deadlines read on start.
+Settled interactions older than a cutoff are pruned with their events; pending ones
+never; the log's last id never goes back and reading after any id gives what is kept.
+Every backend must pass it."""
 
 from __future__ import annotations
 
@@ -130,3 +131,18 @@ async def test_reading_after_a_pruned_id_gives_what_is_kept(store: Store) -> Non
     assert await store.read_events(after_id=0, session_id="s2") == [
         e for e in remaining if e.session_id == "s2"
     ]
+
+
+# -- start-up --------------------------------------------------------------------------
+
+
+async def test_pending_deadlines_are_the_pending_interactions_with_a_deadline(
+    store: Store,
+) -> None:
+    timed, settled = make_ask("timed"), make_ask("settled")
+    untimed = make_ask("untimed").model_copy(update={"deadline": None})
+    for interaction in (timed, settled, untimed):
+        await _park(store, interaction)
+    await _answer(store, settled, days=1)
+
+    assert await store.pending_deadlines() == [("timed", timed.deadline)]

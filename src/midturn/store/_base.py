@@ -238,6 +238,17 @@ class Store(abc.ABC):
         """Interactions matching every filter given, oldest first (creation order; ties
         broken by insertion order)."""
 
+    async def pending_deadlines(self) -> list[tuple[str, datetime]]:
+        """`(id, deadline)` of every pending interaction that has a deadline, for a
+        runtime to arm its timers on start. This version reads every pending interaction
+        whole; the SQL backends override it with a query that returns only the two
+        values, so a start with 100,000 pending builds no model (docs/storage.md)."""
+        return [
+            (item.id, item.deadline)
+            for item in await self.list_interactions(status="pending")
+            if item.deadline is not None
+        ]
+
     # -- events ----------------------------------------------------------------------
 
     @abc.abstractmethod

@@ -65,6 +65,7 @@ from midturn.store._codec import (
     load_event,
     load_interaction,
     load_session,
+    parse_time,
     settled_copy,
     sort_key_time,
 )
@@ -397,6 +398,16 @@ class PostgresStore(Store):
             query += f" LIMIT ${len(arguments)}"
         rows = await pool.fetch(query, *arguments)
         return [load_interaction(row["body"]) for row in rows]
+
+    async def pending_deadlines(self) -> list[tuple[str, datetime]]:
+        # The deadline is read out of the JSON body by the server (the partial index of
+        # pending rows finds them): no model is built.
+        rows = await self._db().fetch(
+            "SELECT id, deadline FROM (SELECT id, body::json->>'deadline' AS deadline"
+            " FROM midturn_interactions WHERE status = 'pending') AS pending"
+            " WHERE deadline IS NOT NULL"
+        )
+        return [(row["id"], parse_time(row["deadline"])) for row in rows]
 
     # -- events ----------------------------------------------------------------------
 

@@ -53,6 +53,7 @@ from midturn.store._codec import (
     load_event,
     load_interaction,
     load_session,
+    parse_time,
     settled_copy,
     sort_key_time,
 )
@@ -402,6 +403,18 @@ class SqliteStore(Store):
 
         def select(db: Db) -> list[Interaction]:
             return [load_interaction(body) for (body,) in db.execute(sql, params)]
+
+        return await self._run(select)
+
+    async def pending_deadlines(self) -> list[tuple[str, datetime]]:
+        # The deadline is read out of the JSON body by SQLite itself: no model is built.
+        sql = (
+            "SELECT id, json_extract(body, '$.deadline') FROM midturn_interactions"
+            " WHERE status = 'pending' AND json_extract(body, '$.deadline') IS NOT NULL"
+        )
+
+        def select(db: Db) -> list[tuple[str, datetime]]:
+            return [(key, parse_time(text)) for key, text in db.execute(sql)]
 
         return await self._run(select)
 
