@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import secrets
 import socket
@@ -320,10 +321,8 @@ def _accepted(held: list[socket.socket]) -> int:
     ok = 0
     for sock in held:
         sock.settimeout(10)
-        try:
+        with contextlib.suppress(OSError):
             ok += sock.recv(12).startswith(b"HTTP/1.1 200")
-        except OSError:
-            pass
     return ok
 
 

@@ -43,8 +43,8 @@ __all__ = [
     "load_interaction",
     "load_session",
     "new_event",
-    "settled_copy",
     "parse_time",
+    "settled_copy",
     "sort_key_time",
 ]
 
