@@ -200,7 +200,8 @@ async def run_server(
     records = retention_records or data_dir_for(db_url) / RECORDS_FILE
     async with contextlib.AsyncExitStack() as stack:
         store = await stack.enter_async_context(open_store(db_url))
-        runtime = await stack.enter_async_context(Runtime(store))
+        # Deadlines are armed while the gateway already listens (docs/runtime.md).
+        runtime = await stack.enter_async_context(Runtime(store, recover_in_background=True))
         if retention is not None:
             records.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             await stack.enter_async_context(Retention(store, retention, records=records))

@@ -238,16 +238,21 @@ class Store(abc.ABC):
         """Interactions matching every filter given, oldest first (creation order; ties
         broken by insertion order)."""
 
-    async def pending_deadlines(self) -> list[tuple[str, datetime]]:
-        """`(id, deadline)` of every pending interaction that has a deadline, for a
-        runtime to arm its timers on start. This version reads every pending interaction
-        whole; the SQL backends override it with a query that returns only the two
-        values, so a start with 100,000 pending builds no model (docs/storage.md)."""
-        return [
-            (item.id, item.deadline)
-            for item in await self.list_interactions(status="pending")
-            if item.deadline is not None
-        ]
+    async def pending_deadlines(
+        self, *, after: str | None = None, limit: int = 5000
+    ) -> list[tuple[str, datetime]]:
+        """`(id, deadline)` of up to `limit` pending interactions that have a deadline, in
+        creation order, starting after the pending interaction `after` (the last id of the
+        previous page), for a runtime to arm its timers on start, page by page.
+
+        This version reads every pending interaction whole; the SQL backends override it
+        with a query that returns only the two values, so a start with 100,000 pending
+        builds no model (docs/storage.md)."""
+        pending = await self.list_interactions(status="pending")
+        ids = [item.id for item in pending]
+        start = ids.index(after) + 1 if after in ids else 0
+        timed = [(item.id, item.deadline) for item in pending[start:] if item.deadline is not None]
+        return timed[: max(limit, 1)]
 
     # -- events ----------------------------------------------------------------------
 

@@ -399,13 +399,26 @@ class PostgresStore(Store):
         rows = await pool.fetch(query, *arguments)
         return [load_interaction(row["body"]) for row in rows]
 
-    async def pending_deadlines(self) -> list[tuple[str, datetime]]:
-        # The deadline is read out of the JSON body by the server (the partial index of
-        # pending rows finds them): no model is built.
+    async def pending_deadlines(
+        self, *, after: str | None = None, limit: int = 5000
+    ) -> list[tuple[str, datetime]]:
+        # Only the id and the deadline, read out of the JSON body by the server (no model
+        # is built), a page at a time along the partial index of pending rows by time.
+        check_limit(limit)
+        if after is not None and _unstorable(after):
+            return []
+        keyset = (
+            ""
+            if after is None
+            else " AND (created_at, seq) >"
+            " (SELECT created_at, seq FROM midturn_interactions WHERE id = $2)"
+        )
         rows = await self._db().fetch(
-            "SELECT id, deadline FROM (SELECT id, body::json->>'deadline' AS deadline"
-            " FROM midturn_interactions WHERE status = 'pending') AS pending"
-            " WHERE deadline IS NOT NULL"
+            "SELECT id, body::json->>'deadline' AS deadline FROM midturn_interactions"
+            " WHERE status = 'pending' AND body::json->>'deadline' IS NOT NULL"
+            f"{keyset} ORDER BY created_at, seq LIMIT $1",
+            limit,
+            *(() if after is None else (after,)),
         )
         return [(row["id"], parse_time(row["deadline"])) for row in rows]
 

@@ -406,15 +406,27 @@ class SqliteStore(Store):
 
         return await self._run(select)
 
-    async def pending_deadlines(self) -> list[tuple[str, datetime]]:
-        # The deadline is read out of the JSON body by SQLite itself: no model is built.
+    async def pending_deadlines(
+        self, *, after: str | None = None, limit: int = 5000
+    ) -> list[tuple[str, datetime]]:
+        # Only the id and the deadline, read out of the JSON body by SQLite itself (no
+        # model is built), a page at a time along the index of pending rows by time.
+        check_limit(limit)
         sql = (
             "SELECT id, json_extract(body, '$.deadline') FROM midturn_interactions"
             " WHERE status = 'pending' AND json_extract(body, '$.deadline') IS NOT NULL"
         )
+        params: tuple[Any, ...] = (limit,)
+        if after is not None:
+            sql += (
+                " AND (created_at, seq) >"
+                " (SELECT created_at, seq FROM midturn_interactions WHERE id = ?)"
+            )
+            params = (after, limit)
+        sql += " ORDER BY created_at, seq LIMIT ?"
 
         def select(db: Db) -> list[tuple[str, datetime]]:
-            return [(key, parse_time(text)) for key, text in db.execute(sql)]
+            return [(key, parse_time(text)) for key, text in db.execute(sql, params)]
 
         return await self._run(select)
 
