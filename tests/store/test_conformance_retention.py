@@ -148,8 +148,16 @@ async def test_pending_deadlines_are_the_pending_interactions_with_a_deadline(
     assert await store.pending_deadlines() == [("timed", timed.deadline)]
 
 
-async def test_pending_deadlines_come_in_pages_after_the_last_id(store: Store) -> None:
-    asks = [make_ask(f"a{n}", created_at=T0 + timedelta(seconds=n)) for n in range(5)]
+async def test_pending_deadlines_come_soonest_first_in_pages_after_the_last_id(
+    store: Store,
+) -> None:
+    # Created in one order, due in the reverse one.
+    asks = [
+        make_ask(f"a{n}", created_at=T0 + timedelta(seconds=n)).model_copy(
+            update={"deadline": T0 + timedelta(hours=10 - n)}
+        )
+        for n in range(5)
+    ]
     for interaction in asks:
         await _park(store, interaction)
     await _answer(store, asks[2], days=1)
@@ -158,6 +166,6 @@ async def test_pending_deadlines_come_in_pages_after_the_last_id(store: Store) -
     second = await store.pending_deadlines(after=first[-1][0], limit=2)
     rest = await store.pending_deadlines(after=second[-1][0], limit=2)
 
-    assert [key for key, _ in first + second] == ["a0", "a1", "a3", "a4"]
+    assert [key for key, _ in first + second] == ["a4", "a3", "a1", "a0"]
     assert rest == []
     assert dict(first + second) == {item.id: item.deadline for item in asks if item.id != "a2"}

@@ -241,18 +241,20 @@ class Store(abc.ABC):
     async def pending_deadlines(
         self, *, after: str | None = None, limit: int = 5000
     ) -> list[tuple[str, datetime]]:
-        """`(id, deadline)` of up to `limit` pending interactions that have a deadline, in
-        creation order, starting after the pending interaction `after` (the last id of the
-        previous page), for a runtime to arm its timers on start, page by page.
+        """`(id, deadline)` of up to `limit` pending interactions that have a deadline,
+        soonest first (ties by id), starting after the pending interaction `after` (the
+        last id of the previous page), for a runtime to arm its timers on start, a page
+        at a time, the most urgent first.
 
         This version reads every pending interaction whole; the SQL backends override it
-        with a query that returns only the two values, so a start with 100,000 pending
-        builds no model (docs/storage.md)."""
+        with an indexed query that returns only the two values, so a start with 100,000
+        pending builds no model (docs/storage.md). The SQL backends order by the
+        deadline's ISO text, which may misorder two deadlines within one second."""
         pending = await self.list_interactions(status="pending")
-        ids = [item.id for item in pending]
+        timed = sorted((item.deadline, item.id) for item in pending if item.deadline is not None)
+        ids = [key for _, key in timed]
         start = ids.index(after) + 1 if after in ids else 0
-        timed = [(item.id, item.deadline) for item in pending[start:] if item.deadline is not None]
-        return timed[: max(limit, 1)]
+        return [(key, deadline) for deadline, key in timed[start : start + max(limit, 1)]]
 
     # -- events ----------------------------------------------------------------------
 

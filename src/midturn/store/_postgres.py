@@ -402,24 +402,17 @@ class PostgresStore(Store):
     async def pending_deadlines(
         self, *, after: str | None = None, limit: int = 5000
     ) -> list[tuple[str, datetime]]:
-        # Only the id and the deadline, read out of the JSON body by the server (no model
-        # is built), a page at a time along the partial index of pending rows by time.
+        # Only the id and the deadline, soonest first, a range of the partial index of
+        # pending deadlines (migration 3) per page: no body is parsed into a model.
         check_limit(limit)
-        if after is not None and _unstorable(after):
-            return []
-        keyset = (
-            ""
-            if after is None
-            else " AND (created_at, seq) >"
-            " (SELECT created_at, seq FROM midturn_interactions WHERE id = $2)"
-        )
-        rows = await self._db().fetch(
-            "SELECT id, body::json->>'deadline' AS deadline FROM midturn_interactions"
-            " WHERE status = 'pending' AND body::json->>'deadline' IS NOT NULL"
-            f"{keyset} ORDER BY created_at, seq LIMIT $1",
-            limit,
-            *(() if after is None else (after,)),
-        )
+        pool = self._db()
+        cursor = None
+        if after is not None and not _unstorable(after):
+            cursor = await pool.fetchval(_DEADLINE_OF, after)
+        if cursor is None:
+            rows = await pool.fetch(_DEADLINES_FIRST, limit)
+        else:
+            rows = await pool.fetch(_DEADLINES_AFTER, limit, cursor, after)
         return [(row["id"], parse_time(row["deadline"])) for row in rows]
 
     # -- events ----------------------------------------------------------------------
@@ -492,6 +485,17 @@ class PostgresStore(Store):
         events = int(status.rsplit(" ", 1)[-1]) + int(turn_status.rsplit(" ", 1)[-1])
         return Pruned(interactions=len(gone), events=events)
 
+
+# Start-up (Store.pending_deadlines): ranges of the partial index of pending deadlines.
+_DEADLINE = "(body::json->>'deadline')"
+_DEADLINE_OF = f"SELECT {_DEADLINE} FROM midturn_interactions WHERE id = $1"
+_DEADLINES = (
+    f"SELECT id, {_DEADLINE} AS deadline FROM midturn_interactions WHERE status = 'pending'"
+)
+_DEADLINES_FIRST = f"{_DEADLINES} AND {_DEADLINE} IS NOT NULL ORDER BY {_DEADLINE}, id LIMIT $1"
+_DEADLINES_AFTER = (
+    f"{_DEADLINES} AND ({_DEADLINE}, id) > ($2, $3) ORDER BY {_DEADLINE}, id LIMIT $1"
+)
 
 # Retention (docs/storage.md): settled before the cutoff implies created before it, so the
 # time index bounds the scan to what is prunable plus the old pending rows.

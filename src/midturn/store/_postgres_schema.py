@@ -109,6 +109,19 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        3,
+        "a partial index of pending interactions by deadline",
+        (
+            # A start arms the deadlines of pending interactions soonest first, a page at
+            # a time, reading only the id and the deadline (`pending_deadlines`).
+            """
+            CREATE INDEX IF NOT EXISTS midturn_interactions_pending_deadline
+                ON midturn_interactions (((body::json->>'deadline')), id)
+                WHERE status = 'pending'
+            """,
+        ),
+    ),
 )
 
 

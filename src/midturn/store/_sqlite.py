@@ -112,6 +112,19 @@ WHERE session_id = ?1 AND turn_id = ?2 AND interaction_id IS NULL AND {_NOT_NEWE
                      AND turn_id = ?2 AND interaction_id IS NOT NULL), 9223372036854775807)
 """
 
+# Start-up (Store.pending_deadlines): ranges of the partial index of pending deadlines.
+_DEADLINE = "json_extract(body, '$.deadline')"
+_DEADLINE_OF = f"SELECT {_DEADLINE} FROM midturn_interactions WHERE id = ?"
+_DEADLINES = (
+    f"SELECT id, {_DEADLINE} FROM midturn_interactions"
+    " INDEXED BY midturn_interactions_pending_deadline WHERE status = 'pending'"
+)
+_DEADLINES_FIRST = f"{_DEADLINES} AND {_DEADLINE} IS NOT NULL ORDER BY {_DEADLINE}, id LIMIT ?"
+_DEADLINES_AFTER = (
+    f"{_DEADLINES} AND {_DEADLINE} >= ?1 AND ({_DEADLINE} > ?1 OR id > ?2)"
+    f" ORDER BY {_DEADLINE}, id LIMIT ?3"
+)
+
 
 def sqlite_path(url: str) -> str:
     """The file path in a `sqlite://` URL: three slashes then a relative path
@@ -409,24 +422,19 @@ class SqliteStore(Store):
     async def pending_deadlines(
         self, *, after: str | None = None, limit: int = 5000
     ) -> list[tuple[str, datetime]]:
-        # Only the id and the deadline, read out of the JSON body by SQLite itself (no
-        # model is built), a page at a time along the index of pending rows by time.
+        # Only the id and the deadline, soonest first, a range of the partial index of
+        # pending deadlines (migration 3) per page: no body is parsed into a model.
         check_limit(limit)
-        sql = (
-            "SELECT id, json_extract(body, '$.deadline') FROM midturn_interactions"
-            " WHERE status = 'pending' AND json_extract(body, '$.deadline') IS NOT NULL"
-        )
-        params: tuple[Any, ...] = (limit,)
-        if after is not None:
-            sql += (
-                " AND (created_at, seq) >"
-                " (SELECT created_at, seq FROM midturn_interactions WHERE id = ?)"
-            )
-            params = (after, limit)
-        sql += " ORDER BY created_at, seq LIMIT ?"
 
         def select(db: Db) -> list[tuple[str, datetime]]:
-            return [(key, parse_time(text)) for key, text in db.execute(sql, params)]
+            cursor = None
+            if after is not None:
+                cursor = db.execute(_DEADLINE_OF, (after,)).fetchone()
+            if cursor is None or cursor[0] is None:
+                rows = db.execute(_DEADLINES_FIRST, (limit,))
+            else:
+                rows = db.execute(_DEADLINES_AFTER, (cursor[0], after, limit))
+            return [(key, parse_time(text)) for key, text in rows]
 
         return await self._run(select)
 
