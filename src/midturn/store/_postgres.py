@@ -487,7 +487,7 @@ class PostgresStore(Store):
 
 
 # Start-up (Store.pending_deadlines): ranges of the partial index of pending deadlines.
-_DEADLINE = "(body::json->>'deadline')"
+_DEADLINE = """(substring(body from '"deadline":"([^"]+)"'))"""  # migration 3's expression
 _DEADLINE_OF = f"SELECT {_DEADLINE} FROM midturn_interactions WHERE id = $1"
 _DEADLINES = (
     f"SELECT id, {_DEADLINE} AS deadline FROM midturn_interactions WHERE status = 'pending'"

@@ -114,10 +114,15 @@ MIGRATIONS: tuple[Migration, ...] = (
         "a partial index of pending interactions by deadline",
         (
             # A start arms the deadlines of pending interactions soonest first, a page at
-            # a time, reading only the id and the deadline (`pending_deadlines`).
+            # a time, reading only the id and the deadline (`pending_deadlines`). The
+            # deadline is cut out of the body's text, not parsed as JSON: PostgreSQL's
+            # JSON functions refuse a body holding an escaped NUL (\u0000), which an
+            # answer may. The body is compact JSON whose top-level `deadline` comes
+            # before any nested object, so the first `"deadline":"…"` is that one.
             """
             CREATE INDEX IF NOT EXISTS midturn_interactions_pending_deadline
-                ON midturn_interactions (((body::json->>'deadline')), id)
+                ON midturn_interactions
+                ((substring(body from '"deadline":"([^"]+)"')), id)
                 WHERE status = 'pending'
             """,
         ),
