@@ -174,16 +174,11 @@ async def test_pending_deadlines_come_soonest_first_in_pages_after_the_last_id(
 async def test_pending_deadlines_read_past_awkward_text_in_the_body(store: Store) -> None:
     # A NUL and a quoted "deadline" in the model's text must not hide or fake the deadline.
     ask = make_ask("odd")
-    question = ask.ask.questions[0] if ask.ask is not None else None
-    assert question is not None
+    assert ask.ask is not None
+    question = ask.ask.questions[0]
     odd_text = 'nul\x00 "deadline":"1999-01-01T00:00:00Z" end'
-    odd = ask.model_copy(
-        update={
-            "ask": ask.ask.model_copy(
-                update={"questions": (question.model_copy(update={"question": odd_text}),)}
-            )
-        }  # type: ignore[union-attr]
-    )
+    renamed = question.model_copy(update={"question": odd_text})
+    odd = ask.model_copy(update={"ask": ask.ask.model_copy(update={"questions": (renamed,)})})
     await _park(store, odd)
 
     assert await store.pending_deadlines() == [("odd", odd.deadline)]
