@@ -12,6 +12,11 @@ from typing import Any
 from midturn.contract.dialects._agentcore import AgentCoreDialect
 from midturn.contract.dialects._base import Dialect
 from midturn.contract.dialects._claude import ClaudeDialect
+from midturn.contract.dialects._codex import CodexDialect
+from midturn.contract.dialects._copilot import CopilotDialect
+from midturn.contract.dialects._deepagents import DeepAgentsDialect
+from midturn.contract.dialects._elicitation import ElicitationDialect
+from midturn.contract.dialects._gemini import GeminiDialect
 from midturn.contract.dialects._maka import MakaDialect
 from midturn.contract.dialects._midturn import MidturnDialect
 from midturn.contract.dialects._neo import NeoDialect
@@ -31,9 +36,14 @@ DIALECTS: dict[str, Dialect] = {
         NeoDialect(),
         AgentCoreDialect(),
         PiLegacyDialect(),
+        GeminiDialect(),
+        CodexDialect(),
+        CopilotDialect(),
+        DeepAgentsDialect(),
+        ElicitationDialect(),
     )
 }
-"""Every dialect by name, in a fixed order (the order of SPEC §2.6)."""
+"""Every dialect by name, in a fixed order: the seven of SPEC §2.6, then the later ones."""
 
 _CANONICAL_SHAPE = (
     '{"questions": [{"question": "...", "header": "...", "options": [{"label": "...", '
