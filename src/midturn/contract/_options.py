@@ -177,7 +177,7 @@ def _recommended_index(check: Checker, value: Any, options: list[Option], where:
         for index, option in enumerate(options):
             if wanted.casefold() in (option.label.casefold(), (option.id or "").casefold()):
                 return index
-        if wanted.isdigit() and int(wanted) < len(options):
+        if wanted.isascii() and wanted.isdigit() and int(wanted) < len(options):
             return int(wanted)
         labels = ", ".join(repr(option.label) for option in options)
         check.problem(
