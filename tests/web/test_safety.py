@@ -149,3 +149,29 @@ def test_an_answer_token_cannot_open_the_admin_inbox(
     expect(page.locator("#session-view")).to_be_visible()
     expect(page.locator("#inbox-view")).to_be_hidden()
     assert ADMIN_TOKEN not in page.content()
+
+
+def test_an_options_preview_shows_as_text_beside_the_option(
+    page: Page, gateway: LiveGateway, session: Session, agent: Agent
+) -> None:
+    mock = f"+-----+\n| Nav | {IMG}\n+-----+"
+    agent.ask(
+        {
+            "questions": [
+                {
+                    "id": "layout",
+                    "question": "Which layout?",
+                    "options": [
+                        {"label": "Sidebar", "description": "Nav left", "preview": mock},
+                        {"label": "Tabs", "description": "Tabs on top"},
+                    ],
+                }
+            ]
+        },
+        turn_id="t1",
+    )
+    page.goto(answer_url(gateway, session))
+    tray = page.locator(".tray-ask")
+    expect(tray.locator(".option .preview")).to_have_count(1)
+    assert tray.locator(".option .preview").first.text_content() == mock
+    nothing_ran(page)

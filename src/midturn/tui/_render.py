@@ -174,14 +174,18 @@ def _option_rows(state: PickerState, width: int, *, compact: bool = False) -> li
             if question.recommended == row:
                 runs.append(("class:recommended", " (recommended)"))
             lines.extend(block(prefix, runs, width))
+            indent = sum(text_width(text) for _, text in prefix)
             if option.description and (here or not compact):
-                indent = sum(text_width(text) for _, text in prefix)
                 lines.extend(
                     block(
                         [("", " " * indent)],
                         [("class:description", sanitize(option.description))],
                         width,
                     )
+                )
+            if option.preview and here:  # a mock-up: shown for the option under the cursor
+                lines.extend(
+                    block([("", " " * indent)], [("class:preview", sanitize(option.preview))], width)
                 )
         elif kind == "other":
             typed = sanitize(draft.text, multiline=False)
