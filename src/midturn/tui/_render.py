@@ -184,9 +184,8 @@ def _option_rows(state: PickerState, width: int, *, compact: bool = False) -> li
                     )
                 )
             if option.preview and here:  # a mock-up: shown for the option under the cursor
-                lines.extend(
-                    block([("", " " * indent)], [("class:preview", sanitize(option.preview))], width)
-                )
+                preview: list[Fragment] = [("class:preview", sanitize(option.preview))]
+                lines.extend(block([("", " " * indent)], preview, width))
         elif kind == "other":
             typed = sanitize(draft.text, multiline=False)
             prefix = [pointer]
