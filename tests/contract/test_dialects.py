@@ -187,3 +187,63 @@ def test_a_result_without_answers_reads_as_a_plain_sentence(dialect: str) -> Non
     out = midturn.render(midturn.AskResult(outcome="unavailable"), dialect=dialect)
     assert out.text.startswith("No one is available to answer questions here.")
     assert out.is_error is False
+
+
+@pytest.mark.parametrize(
+    ("expected", "payload"),
+    [(name, payload) for name, payloads in p.BY_DIALECT.items() for payload in payloads],
+)
+def test_every_dialects_sample_payloads_detect_as_that_dialect(
+    expected: str, payload: dict[str, Any]
+) -> None:
+    assert set(p.BY_DIALECT) == set(ALL)
+    assert detect_dialect(payload).name == expected
+    assert midturn.parse_ask(payload, dialect="auto") == midturn.parse_ask(
+        payload, dialect=expected
+    )
+
+
+def test_auto_detection_tie_breaks_of_the_later_dialects() -> None:
+    text_only = {"questions": [{"question": "What name?", "type": "text"}]}
+    assert detect_dialect(text_only).name == "deepagents"  # no header: deep agents
+    headed = {"questions": [{**text_only["questions"][0], "header": "Name"}]}
+    assert detect_dialect(headed).name == "gemini"  # Gemini requires the header
+    yes_no = {"questions": [{"question": "Go?", "type": "yesno"}]}
+    assert detect_dialect(yes_no).name == "gemini"  # only Gemini has yesno
+    codex_like = {
+        "questions": [
+            {"id": "db", "header": "DB", "question": "Which?", "options": [{"label": "A"}]}
+        ]
+    }
+    assert detect_dialect(codex_like).name == "codex"  # ids and headers: Codex's four keys
+    headerless = {"questions": [{**codex_like["questions"][0]}]}
+    del headerless["questions"][0]["header"]
+    assert detect_dialect(headerless).name == "omp"  # ids without headers
+    recommended = {"questions": [{**codex_like["questions"][0], "recommended": 0}]}
+    assert detect_dialect(recommended).name == "omp"  # Codex has no recommended index
+    claude_like = {
+        "questions": [
+            {
+                "header": "DB",
+                "question": "Which?",
+                "multiSelect": False,
+                "options": [{"label": "A"}],
+            }
+        ]
+    }
+    assert detect_dialect(claude_like).name == "claude"
+    flagged = {
+        "questions": [
+            {**claude_like["questions"][0], "options": [{"label": "A", "recommended": True}]}
+        ]
+    }
+    assert detect_dialect(flagged).name == "copilot"  # a recommended flag on an option
+    free = {"questions": [{"header": "Name", "question": "What name?"}]}
+    assert detect_dialect(free).name == "copilot"  # a headed question with no options
+    six = {
+        "questions": [
+            {"header": "Pick", "question": "Which?", "options": [{"label": x} for x in "ABCDEF"]}
+        ]
+    }
+    assert detect_dialect(six).name == "copilot"  # beyond Claude's and AgentCore's 4
+    assert detect_dialect({"requestedSchema": {}}).name == "mcp-elicitation"
