@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import midturn
-from midturn.contract.dialects._elicitation import elicit_result
+from midturn.contract.dialects import elicit_result
 
 from . import _payloads as p
 

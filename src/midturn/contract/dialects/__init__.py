@@ -15,7 +15,7 @@ from midturn.contract.dialects._claude import ClaudeDialect
 from midturn.contract.dialects._codex import CodexDialect
 from midturn.contract.dialects._copilot import CopilotDialect
 from midturn.contract.dialects._deepagents import DeepAgentsDialect
-from midturn.contract.dialects._elicitation import ElicitationDialect
+from midturn.contract.dialects._elicitation import ElicitationDialect, elicit_result
 from midturn.contract.dialects._gemini import GeminiDialect
 from midturn.contract.dialects._maka import MakaDialect
 from midturn.contract.dialects._midturn import MidturnDialect
@@ -24,7 +24,7 @@ from midturn.contract.dialects._omp import OmpDialect
 from midturn.contract.dialects._pi_legacy import PiLegacyDialect
 from midturn.errors import InvalidAsk, Problem, UsageError
 
-__all__ = ["DIALECTS", "Dialect", "detect_dialect", "get_dialect"]
+__all__ = ["DIALECTS", "Dialect", "detect_dialect", "elicit_result", "get_dialect"]
 
 DIALECTS: dict[str, Dialect] = {
     dialect.name: dialect
