@@ -132,6 +132,9 @@ def test_a_number_that_is_no_number_is_passed_on_as_typed() -> None:
     assert elicit_result(params, midturn.parse_answer(ask(params), "12.0"))["content"] == {
         "count": 12
     }
+    for word in ("NaN", "Infinity", "true"):
+        typed = elicit_result(params, midturn.parse_answer(ask(params), word))
+        assert typed["content"] == {"count": word}
 
 
 def test_a_json_rpc_request_is_read_as_its_params() -> None:

@@ -31,6 +31,7 @@ No `mcp` import: this is plain data, like every dialect.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -234,6 +235,8 @@ def _typed(answer: QuestionAnswer, prop: dict[str, Any]) -> Any:
         except ValueError:
             return text  # the server's own validation says what is wrong with it
         if isinstance(number, bool) or not isinstance(number, int | float):
+            return text
+        if not math.isfinite(number):  # JSON reads NaN and Infinity; no schema means them
             return text
         if kind == "integer" and isinstance(number, float) and number.is_integer():
             return int(number)
