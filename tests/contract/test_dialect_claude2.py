@@ -9,6 +9,7 @@ from typing import Any
 import midturn
 
 from . import _payloads as p
+from ._schema import errors
 
 LONG = (
     "The migration rewrites every invoice row and takes the billing service offline for "
@@ -164,3 +165,12 @@ def test_all_skipped_never_reads_as_answered() -> None:
     assert not out.text.startswith("User has answered")
     assert out.data["answers"] == {}
     assert all(note == {"unanswered": "skipped"} for note in out.data["annotations"].values())
+
+
+def test_the_tool_schema_takes_a_preview_and_bounds_it() -> None:
+    schema = midturn.tool_spec("claude", "anthropic")["input_schema"]
+    assert errors(PREVIEWED, schema) == []
+    first = PREVIEWED["questions"][0]
+    huge = {"label": "Sidebar", "description": "d", "preview": "x" * 5000}
+    too_long = {"questions": [{**first, "options": [huge, first["options"][1]]}]}
+    assert errors(too_long, schema)
