@@ -43,15 +43,19 @@ from midturn.errors import InvalidAsk, Problem
 
 __all__ = ["CodexDialect"]
 
-_DESCRIPTION = (
-    "Request user input for 1-3 short questions and wait for the response, within this "
-    "same turn. Use it only for a bounded decision you cannot make yourself; otherwise "
-    "take a reasonable default, and ask open-ended questions in ordinary text. Ask once, "
-    "with every question in one call, and do not ask again about anything answered. Give "
-    "each question a snake_case id, a header of at most 12 characters and 2-3 mutually "
-    'exclusive options; put the recommended one first with "(Recommended)" at the end of '
-    'its label. Never add an "Other" option: the client adds a free-form one itself.'
-)
+
+def _description(limits: Limits) -> str:
+    return (
+        f"Request user input for 1-{limits.max_questions} short questions and wait for the "
+        "response, within this same turn. Use it only for a bounded decision you cannot make "
+        "yourself; otherwise take a reasonable default, and ask open-ended questions in "
+        "ordinary text. Ask once, with every question in one call, and do not ask again "
+        "about anything answered. Give each question a snake_case id, a header of at most "
+        f"{limits.max_header_chars} characters and {options_span(limits)} mutually exclusive "
+        'options; put the recommended one first with "(Recommended)" at the end of its '
+        'label. Never add an "Other" option: the client adds a free-form one itself.'
+    )
+
 
 _SHAPE = (
     '{"questions": [{"id": "...", "header": "...", "question": "...", '
@@ -113,11 +117,11 @@ class CodexDialect(Dialect):
             return ToolOutput(text=as_json(data), data=data)
         return ToolOutput(text=canonical_text(result), data=data)
 
-    def description(self) -> str:
-        return _DESCRIPTION
+    def description(self, limits: Limits | None = None) -> str:
+        return _description(limits or self.limits)
 
-    def input_schema(self) -> dict[str, Any]:
-        limits = self.limits
+    def input_schema(self, limits: Limits | None = None) -> dict[str, Any]:
+        limits = limits or self.limits
         option = option_object(
             limits,
             label="User-facing label: 1-5 words.",

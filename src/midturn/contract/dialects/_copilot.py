@@ -43,16 +43,20 @@ from midturn.contract.dialects._shape import (
 
 __all__ = ["CopilotDialect"]
 
-_DESCRIPTION = (
-    "Ask the user 1-4 questions and wait for the answers, within this same turn. Use it "
-    "only for a bounded decision you cannot determine or reasonably assume yourself; "
-    "otherwise take the sensible default, and ask open-ended questions in ordinary text. "
-    "Ask once, batching every question into one call, and do not re-ask anything "
-    "answered. Give each question a unique header (at most 12 characters); give 2-6 "
-    "mutually exclusive options, or none for a free-text answer; mark at most one option "
-    'recommended. Never add an "Other" option: set allowFreeformInput to let the user '
-    "type their own answer."
-)
+
+def _description(limits: Limits) -> str:
+    return (
+        f"Ask the user 1-{limits.max_questions} questions and wait for the answers, within "
+        "this same turn. Use it only for a bounded decision you cannot determine or "
+        "reasonably assume yourself; otherwise take the sensible default, and ask open-ended "
+        "questions in ordinary text. Ask once, batching every question into one call, and do "
+        "not re-ask anything answered. Give each question a unique header (at most "
+        f"{limits.max_header_chars} characters); give {limits.min_options}-"
+        f"{limits.max_options} mutually exclusive options, or none for a free-text answer; "
+        'mark at most one option recommended. Never add an "Other" option: set '
+        "allowFreeformInput to let the user type their own answer."
+    )
+
 
 _SHAPE = '{"questions": [{"header": "...", "question": "...", "options": [{"label": "..."}]}]}'
 _FOREIGN = CANONICAL_QUESTION_KEYS | {"id", "multi", "type", "choices"}
@@ -113,11 +117,11 @@ class CopilotDialect(Dialect):
             return ToolOutput(text=as_json(data), data=data)
         return ToolOutput(text=canonical_text(result), data=data)
 
-    def description(self) -> str:
-        return _DESCRIPTION
+    def description(self, limits: Limits | None = None) -> str:
+        return _description(limits or self.limits)
 
-    def input_schema(self) -> dict[str, Any]:
-        limits = self.limits
+    def input_schema(self, limits: Limits | None = None) -> dict[str, Any]:
+        limits = limits or self.limits
         option = closed_object(
             {
                 "label": string(limits.max_label_chars, "The option's label and value."),

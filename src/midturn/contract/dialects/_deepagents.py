@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from midturn.contract._checks import kind_of
-from midturn.contract._models import AskResult, QuestionAnswer, ToolOutput
+from midturn.contract._models import AskResult, Limits, QuestionAnswer, ToolOutput
 from midturn.contract._render import canonical_text
 from midturn.contract.dialects._base import Dialect
 from midturn.contract.dialects._schema import closed_object, question_text, questions_array
@@ -39,14 +39,18 @@ from midturn.errors import InvalidAsk, Problem
 
 __all__ = ["DeepAgentsDialect"]
 
-_DESCRIPTION = (
-    "Ask the user one or more questions and wait for the answers, within this same turn. "
-    "Use it sparingly, only for a bounded decision or a fact only the user has; never for "
-    "something you can determine from context, and never for open-ended discussion "
-    "(reply in ordinary text for that). Ask once: group every question into one call. "
-    'Each question has a type: "text" for a typed answer or "multiple_choice" with 2-4 '
-    'choices. Never add an "Other" choice: the user can always type their own answer.'
-)
+
+def _description(limits: Limits) -> str:
+    return (
+        f"Ask the user 1-{limits.max_questions} questions and wait for the answers, within "
+        "this same turn. Use it sparingly, only for a bounded decision or a fact only the "
+        "user has; never for something you can determine from context, and never for "
+        "open-ended discussion (reply in ordinary text for that). Ask once: group every "
+        'question into one call. Each question has a type: "text" for a typed answer or '
+        f'"multiple_choice" with {limits.min_options}-{limits.max_options} choices. Never '
+        'add an "Other" choice: the user can always type their own answer.'
+    )
+
 
 _SHAPE = '{"questions": [{"question": "...", "type": "multiple_choice", "choices": [...]}]}'
 _TYPES = ("text", "multiple_choice")
@@ -115,11 +119,11 @@ class DeepAgentsDialect(Dialect):
         blocks = [f"Q: {a.question}\nA: {_answer(a, result.outcome)}" for a in result.answers]
         return ToolOutput(text="\n\n".join(blocks))
 
-    def description(self) -> str:
-        return _DESCRIPTION
+    def description(self, limits: Limits | None = None) -> str:
+        return _description(limits or self.limits)
 
-    def input_schema(self) -> dict[str, Any]:
-        limits = self.limits
+    def input_schema(self, limits: Limits | None = None) -> dict[str, Any]:
+        limits = limits or self.limits
         choice = closed_object(
             {
                 "value": {

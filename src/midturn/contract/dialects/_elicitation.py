@@ -39,19 +39,25 @@ from midturn.contract._models import AskResult, Limits, QuestionAnswer, ToolOutp
 from midturn.contract._normalize import derive_header
 from midturn.contract._render import canonical_text
 from midturn.contract.dialects._base import Dialect
-from midturn.contract.dialects._schema import ID_PATTERN
+from midturn.contract.dialects._schema import ID_PATTERN, string
 from midturn.contract.dialects._shape import as_json, require_object
 from midturn.errors import InvalidAsk, Problem
 
 __all__ = ["ElicitationDialect", "elicit_result"]
 
-_DESCRIPTION = (
-    "Ask the user to fill in a short form and wait for the values, within this same turn: "
-    "an MCP elicitation. Use it only for a bounded set of values you cannot continue "
-    "without; ask open-ended questions in ordinary text instead. Ask once, with every "
-    "field in one form: a flat object of string, number, integer, boolean and enum "
-    'properties. Never add an "Other" value to an enum: give the values that are valid.'
-)
+
+def _description(limits: Limits) -> str:
+    return (
+        "Ask the user to fill in a short form and wait for the values, within this same "
+        "turn: an MCP elicitation. Use it only for a bounded set of values you cannot "
+        "continue without; ask open-ended questions in ordinary text instead. Ask once, "
+        f"with every field in one form: a flat object of at most {limits.max_questions} "
+        "string, number, integer, boolean and enum properties (an enum of at most "
+        f'{limits.max_options} values). Never add an "Other" value to an enum: give the '
+        "values that are valid."
+    )
+
+
 _SHAPE = '{"message": "...", "requestedSchema": {"type": "object", "properties": {...}}}'
 _ID = re.compile(ID_PATTERN)
 _YES, _NO = "Yes", "No"
@@ -188,15 +194,16 @@ class ElicitationDialect(Dialect):
         text = as_json(data) if data["action"] == "accept" else canonical_text(result)
         return ToolOutput(text=text, data=data)
 
-    def description(self) -> str:
-        return _DESCRIPTION
+    def description(self, limits: Limits | None = None) -> str:
+        return _description(limits or self.limits)
 
-    def input_schema(self) -> dict[str, Any]:
+    def input_schema(self, limits: Limits | None = None) -> dict[str, Any]:
+        limits = limits or self.limits
         return {
             "type": "object",
             "properties": {
                 "mode": {"type": "string", "enum": ["form"], "description": "Always form."},
-                "message": {"type": "string", "description": "What the form is for."},
+                "message": string(limits.max_question_chars, "What the form is for."),
                 "requestedSchema": {
                     "type": "object",
                     "description": (

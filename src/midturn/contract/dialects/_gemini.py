@@ -52,15 +52,19 @@ from midturn.errors import InvalidAsk, Problem
 
 __all__ = ["GeminiDialect"]
 
-_DESCRIPTION = (
-    "Ask the user 1-4 questions and wait for the answers, within this same turn. Use it "
-    "only for a bounded decision you cannot continue without; otherwise take a reasonable "
-    "default, and ask open-ended questions in ordinary text. Ask once, with every question "
-    "in one call, and do not ask again about anything answered or skipped. Give each "
-    "question a short header (at most 16 characters) and a type: choice (2-4 distinct "
-    'options, each with a description), text, or yesno. Never add an "Other" option: the '
-    "user can always type their own answer."
-)
+
+def _description(limits: Limits) -> str:
+    return (
+        f"Ask the user 1-{limits.max_questions} questions and wait for the answers, within "
+        "this same turn. Use it only for a bounded decision you cannot continue without; "
+        "otherwise take a reasonable default, and ask open-ended questions in ordinary text. "
+        "Ask once, with every question in one call, and do not ask again about anything "
+        "answered or skipped. Give each question a short header (at most "
+        f"{limits.max_header_chars} characters) and a type: choice ({options_span(limits)} "
+        'distinct options, each with a description), text, or yesno. Never add an "Other" '
+        "option: the user can always type their own answer."
+    )
+
 
 _SHAPE = '{"questions": [{"question": "...", "header": "...", "type": "choice", "options": [...]}]}'
 _TYPES = ("choice", "text", "yesno")
@@ -129,11 +133,11 @@ class GeminiDialect(Dialect):
             return ToolOutput(text=f"{DISMISSED} {PROCEED}", data=data)
         return ToolOutput(text=canonical_text(result), data=data)
 
-    def description(self) -> str:
-        return _DESCRIPTION
+    def description(self, limits: Limits | None = None) -> str:
+        return _description(limits or self.limits)
 
-    def input_schema(self) -> dict[str, Any]:
-        limits = self.limits
+    def input_schema(self, limits: Limits | None = None) -> dict[str, Any]:
+        limits = limits or self.limits
         option = option_object(
             limits,
             label="The option's text: 1-5 words.",
