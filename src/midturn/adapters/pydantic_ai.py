@@ -143,6 +143,20 @@ class MidturnTurn:
             raise CallDeferred(metadata={METADATA_KEY: interaction.id}, kind="question")
         return _text(Settled.of(interaction))  # a replayed call that already settled
 
+    def subagent(self) -> MidturnTurn:
+        """The same turn for a sub-agent (an agent a tool of this one runs): no question
+        tool (nobody talks to a child agent), its approvals still go to the person, and
+        it waits for them inline (a child's run cannot be resumed on its own)."""
+        return MidturnTurn(
+            self.asker,
+            self.session_id,
+            self.turn_id,
+            inline=True,
+            interactive=False,
+            dialect=self.dialect,
+            risk=self.risk,
+        )
+
     # -- settling deferred calls -----------------------------------------------------------
 
     async def results(self, requests: DeferredToolRequests) -> DeferredToolResults | None:
