@@ -7,6 +7,7 @@ process between the ask and the answer."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
@@ -15,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from pydantic_ai import Agent, models
@@ -307,18 +308,20 @@ async def test_4_killed_between_ask_and_answer_resumes(tmp_path: Path) -> None:
 # -- 5. two asks in one step -------------------------------------------------------------
 
 
-async def test_5_two_asks_in_one_step_fifo(runtime: Runtime) -> None:
+async def test_5_two_asks_in_one_step_fifo(side: Side) -> None:
     script = Script([[call(ASK_DB, "call-db"), call(ASK_NAME, "call-name")]])
-    turn = MidturnTurn(runtime, "session-5", "turn-5")
+    turn = MidturnTurn(side.asker, side.session_id, "turn-5")
     agent = script.agent()
-    first = await agent.run("Two things", capabilities=[turn.capability])
+    first = await asyncio.wait_for(
+        agent.run("Two things", capabilities=[turn.capability]), SAFETY_S
+    )
     requests = first.output
     assert isinstance(requests, DeferredToolRequests)
 
-    queue = await runtime.queue("session-5")
+    queue = await side.answerer.queue(side.session_id)
     assert [i.tool_call_id for i in queue] == ["call-db", "call-name"]  # the model's order
-    await runtime.answer(queue[1].id, "orders")  # answered out of order on purpose
-    await runtime.answer(queue[0].id, "SQLite")
+    named = await side.answerer.answer(queue[1].id, "orders")  # out of order on purpose
+    picked = await side.answerer.answer(queue[0].id, "SQLite")
 
     results = await turn.results(requests)
     assert results is not None
@@ -328,10 +331,44 @@ async def test_5_two_asks_in_one_step_fifo(runtime: Runtime) -> None:
         capabilities=[turn.capability],
     )
     history = final.all_messages()
-    for interaction, picked in ((queue[0], "SQLite"), (queue[1], '"orders"')):
-        text = _text(await runtime.get(interaction.id))
-        assert text.endswith(picked)
-        assert [p.content for p in returns(history, interaction.tool_call_id or "")] == [text]
+    for settled, shown in ((picked, "SQLite"), (named, '"orders"')):
+        text = _text(settled.interaction)
+        assert text.endswith(shown)
+        call_id = settled.interaction.tool_call_id or ""
+        assert [p.content for p in returns(history, call_id)] == [text]
+
+
+class SlowFirstAsk:
+    """An asker over `runtime` whose first `ask` holds back until another ask has parked
+    (bounded): if two question calls of a step ran at once, the second would park first."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.asks = 0
+        self.parked = asyncio.Event()
+
+    async def ask(self, *args: Any, **kwargs: Any) -> Any:
+        self.asks += 1
+        if self.asks == 1:
+            with contextlib.suppress(TimeoutError):  # the barrier holds: nobody else parks
+                await asyncio.wait_for(self.parked.wait(), 0.2)
+        parked = await self.runtime.ask(*args, **kwargs)
+        self.parked.set()
+        return parked
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.runtime, name)
+
+
+async def test_5_a_slow_first_ask_still_parks_first(runtime: Runtime) -> None:
+    script = Script([[call(ASK_DB, "call-db"), call(ASK_NAME, "call-name")]])
+    turn = MidturnTurn(cast(Asker, SlowFirstAsk(runtime)), "session-5b", "turn-5b")
+    first = await asyncio.wait_for(
+        script.agent().run("Two things", capabilities=[turn.capability]), SAFETY_S
+    )
+    assert isinstance(first.output, DeferredToolRequests)
+    queue = await runtime.queue("session-5b")
+    assert [i.tool_call_id for i in queue] == ["call-db", "call-name"]
 
 
 # -- 6. the turn is stopped --------------------------------------------------------------

@@ -62,10 +62,10 @@ _UNAVAILABLE = "Nobody can approve this tool call here; it did not run."
 
 @dataclasses.dataclass(frozen=True)
 class _Outcome:
-    """What settling a batch of deferred calls came to: the results, or a stop."""
+    """What settling a batch of deferred calls came to: the results of the settled
+    ones, and whether the turn was stopped (one of them came back cancelled)."""
 
     results: DeferredToolResults
-    pending: bool
     stopped: bool
 
 
@@ -204,19 +204,18 @@ class MidturnTurn:
             parked.append((call, interaction))
         settled = await self._wait_all([i for _, i in parked]) if wait else None
         results = DeferredToolResults()
-        pending = stopped = False
+        stopped = False
         for index, (call, interaction) in enumerate(parked):
             now = settled[index] if settled is not None else Settled.of(interaction)
-            status = now.interaction.status
-            if now.pending:
-                pending = True
-            elif status == "cancelled":
+            if now.pending:  # left for the host: the run ends with it deferred
+                continue
+            if now.interaction.status == "cancelled":
                 stopped = True
             elif now.interaction.kind == "ask":
                 results.calls[call.tool_call_id] = _text(now)
             else:
                 results.approvals[call.tool_call_id] = _approval(now)
-        return _Outcome(results, pending, stopped)
+        return _Outcome(results, stopped)
 
     async def _ask_of(self, call: ToolCallPart, requests: DeferredToolRequests) -> Interaction:
         """The interaction the question tool parked for `call` (again by its id: a
