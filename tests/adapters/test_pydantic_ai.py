@@ -45,7 +45,7 @@ from midturn import (
     open_store,
 )
 from midturn.adapters.pydantic_ai import MidturnTurn
-from midturn.testing import ScriptedResponder, allow, allow_for_turn, answer, deny, stop_turn
+from midturn.testing import ScriptedResponder, allow, allow_for_turn, answer, deny, stall, stop_turn
 
 models.ALLOW_MODEL_REQUESTS = False
 
@@ -253,6 +253,26 @@ async def test_3_permissions_allow_deny_allow_for_turn(runtime: Runtime, inline:
         assert sum(isinstance(m, ModelResponse) for m in history) == 5
 
 
+async def test_3_a_permission_nobody_decides_is_denied() -> None:
+    ran: list[str] = []
+    script = Script([[call({"env": "prod"}, "deploy-late", "deploy")]])
+    agent = script.agent()
+
+    @agent.tool_plain(requires_approval=True)
+    def deploy(env: str) -> str:
+        """Deploy to an environment."""
+        ran.append(env)
+        return f"deployed {env}"
+
+    async with open_store("memory://") as store, Runtime(store, permission_timeout_s=0.05) as rt:
+        turn = MidturnTurn(rt, "session-3b", "turn-3b", inline=True)
+        result = await asyncio.wait_for(run_turn(turn, agent, "Deploy"), SAFETY_S)
+    assert ran == []
+    (denied,) = returns(result.all_messages(), "deploy-late")
+    assert denied.outcome == "denied"
+    assert denied.content == "Nobody approved this tool call in time; it did not run."
+
+
 # -- 4. killed between the ask and the answer --------------------------------------------
 
 
@@ -403,6 +423,20 @@ async def test_6_stopped_turn_cancels_a_deferred_run(runtime: Runtime) -> None:
     interaction_id = first.output.metadata[asked.tool_call_id]["midturn_interaction_id"]
     assert (await runtime.get(interaction_id)).status == "cancelled"
     assert await runtime.queue("session-6b") == []
+
+
+async def test_6_a_host_cancelling_an_inline_run_cancels_its_asks(runtime: Runtime) -> None:
+    script = Script([[call(ASK_DB, "call-held")]])
+    turn = MidturnTurn(runtime, "session-6c", "turn-6c", inline=True)
+    async with ScriptedResponder(runtime, [stall()]) as human:
+        running = asyncio.create_task(script.agent().run("Ask", capabilities=[turn.capability]))
+        await asyncio.wait_for(human.finished(), SAFETY_S)  # the ask is shown, pending
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+    again = await runtime.ask("session-6c", ASK_DB, tool_call_id="call-held", turn_id="turn-6c")
+    assert not again.created and again.interaction.status == "cancelled"
+    assert await runtime.queue("session-6c") == []
 
 
 # -- 7. sub-agents and headless runs have no tool ----------------------------------------
