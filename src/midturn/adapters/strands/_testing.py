@@ -81,6 +81,7 @@ class ScriptedModel(Model):
             {
                 "messages": json.loads(json.dumps(messages, default=str)),
                 "tools": [spec["name"] for spec in tool_specs or []],
+                "specs": json.loads(json.dumps(tool_specs or [])),
                 "system_prompt": system_prompt,
             }
         )

@@ -91,10 +91,12 @@ def question_tool(
             "tool_input": raw,
         }
         response = tool_context.interrupt(ASK_INTERRUPT, reason=reason)
-        if isinstance(response, dict) and response.get("status") == "cancelled":
-            # the turn was stopped: end the loop before the model reads anything more
-            tool_context.agent.cancel(after_current_tools=True)
         text, is_error = _response_text(response)
+        if isinstance(response, dict) and response.get("status") == "cancelled":
+            # the turn was stopped: end the loop before the model reads anything more; the
+            # result stays in the history so every tool call keeps its result
+            tool_context.agent.cancel(after_current_tools=True)
+            is_error = True
         return tool_result(tool_use_id, text, is_error=is_error)
 
     ask_user_question.__doc__ = spec["description"]
