@@ -216,13 +216,7 @@ async def test_2_malformed_ask_is_a_fixable_error(in_process: Side) -> None:
         ]
     )
     agent = agent_for(host, model)
-    log_before: list[str] = []
-
-    async def check_then_answer(interaction: Any) -> str:
-        log_before.extend(kinds(await side.events()))
-        return "PostgreSQL"
-
-    async with ScriptedResponder(side.answerer, [answer(lambda i: "PostgreSQL")], "s") as person:
+    async with ScriptedResponder(side.answerer, [answer("PostgreSQL")], "s") as person:
         result = await host.run(agent, "go", turn_id="turn-2")
         await person.finished()
     found = results(agent.messages)
@@ -304,7 +298,6 @@ def _worker(*args: str) -> subprocess.Popen[str]:
 
 async def test_4_killed_between_ask_and_answer_resumes(live: LiveGateway, tmp_path: Path) -> None:
     async with AsyncExitStack() as stack:
-        side = await _remote(stack, live)
         admin = await stack.enter_async_context(AsyncClient(live.url, ADMIN))
         session = await admin.create_session({"name": "killed"})
         person = await stack.enter_async_context(AsyncClient(live.url, session.answer_token))
@@ -343,7 +336,6 @@ async def test_4_killed_between_ask_and_answer_resumes(live: LiveGateway, tmp_pa
         reader = await stack.enter_async_context(Runtime(store))
         log = await _log(reader, session.session_id)
         assert kinds(log).count("user_question_requested") == 1  # nothing asked twice
-        assert side.session_id != session.session_id
 
 
 # -- 5 ---------------------------------------------------------------------------------
@@ -424,9 +416,7 @@ async def test_6_stopped_turn_cancels(in_process: Side) -> None:
     found = results(agent.messages)
     assert set(found) == {"tooluse_q", "tooluse_deploy"}  # every call has its result
     assert all(r["status"] == "error" for r in found.values())
-    settled = [
-        ia(e) for e in await side.events() if e.type.endswith(("_cancelled", "_decided"))
-    ]
+    settled = [ia(e) for e in await side.events() if e.type.endswith(("_cancelled", "_decided"))]
     assert sorted((i.tool_call_id, i.status) for i in settled if i) == [
         ("tooluse_deploy", "cancelled"),
         ("tooluse_q", "cancelled"),
@@ -487,7 +477,6 @@ async def test_7_subagent_and_headless_have_no_tool(in_process: Side) -> None:
     assert "ask_user_question" in root_model.calls[0]["tools"]
     assert "ask_user_question" not in clean.calls[0]["tools"]
     unavailable = text_of(results(stray.messages)["tooluse_forced"])
-    assert "unavailable" in unavailable.lower() or "no one" in unavailable.lower() or unavailable
     assert (
         unavailable
         == midturn.render(

@@ -15,6 +15,7 @@ from typing import Any
 
 from strands.agent import Agent, AgentResult
 from strands.interrupt import Interrupt
+from strands.types.interrupt import InterruptResponse, InterruptResponseContent
 
 from midturn.adapters.strands._permissions import Permissions
 from midturn.adapters.strands._tool import MARK, HostMark, question_tool
@@ -134,7 +135,7 @@ class StrandsHost:
 
     async def respond(
         self, interrupts: Sequence[Interrupt], *, turn_id: str
-    ) -> list[dict[str, Any]]:
+    ) -> list[InterruptResponseContent]:
         """Park each interrupt as a midturn interaction, in order (one FIFO), wait for
         all of them, and return the `interruptResponse`s to resume the agent with."""
         foreign = [i.name for i in interrupts if _midturn_reason(i) is None]
@@ -146,7 +147,9 @@ class StrandsHost:
         waits = [self._settle(item) for _, item in parked]
         settled = await asyncio.gather(*waits)
         return [
-            {"interruptResponse": {"interruptId": interrupt.id, "response": response}}
+            InterruptResponseContent(
+                interruptResponse=InterruptResponse(interruptId=interrupt.id, response=response)
+            )
             for (interrupt, _), response in zip(parked, settled, strict=True)
         ]
 

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 from strands.models import Model
 from strands.types.content import Messages
+from strands.types.event_loop import StopReason
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
 
@@ -68,7 +69,7 @@ class ScriptedModel(Model):
         step = self.script[index]
         return step if isinstance(step, Reply) else step(messages)
 
-    async def stream(  # type: ignore[override]
+    async def stream(
         self,
         messages: Messages,
         tool_specs: list[ToolSpec] | None = None,
@@ -96,7 +97,7 @@ class ScriptedModel(Model):
             yield {"contentBlockStart": {"start": start}}  # type: ignore[typeddict-item]
             yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(use.input)}}}}
             yield {"contentBlockStop": {}}
-        stop = "tool_use" if reply.tool_uses else "end_turn"
+        stop: StopReason = "tool_use" if reply.tool_uses else "end_turn"
         yield {"messageStop": {"stopReason": stop}}
         usage = {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}
         yield {"metadata": {"usage": usage, "metrics": {"latencyMs": 0}}}  # type: ignore[typeddict-item]

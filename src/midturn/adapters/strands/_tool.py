@@ -17,8 +17,6 @@ from strands.agent import Agent
 from strands.tools.decorator import DecoratedFunctionTool
 from strands.types.tools import ToolContext
 
-from midturn.errors import InvalidAsk
-
 from midturn.contract import (
     AskResult,
     Limits,
@@ -27,6 +25,7 @@ from midturn.contract import (
     render,
     tool_spec,
 )
+from midturn.errors import InvalidAsk
 
 __all__ = ["ASK_INTERRUPT", "MARK", "HostMark", "question_tool", "tool_result"]
 
@@ -100,13 +99,13 @@ def question_tool(
         return tool_result(tool_use_id, text, is_error=is_error)
 
     ask_user_question.__doc__ = spec["description"]
-    return tool(
-        ask_user_question,
+    decorate = tool(
         name=spec["name"],
         description=spec["description"],
         inputSchema={"json": spec["inputSchema"]},
         context=True,
     )
+    return decorate(ask_user_question)
 
 
 def _response_text(response: Any) -> tuple[str, bool]:
