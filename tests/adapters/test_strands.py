@@ -384,7 +384,8 @@ async def test_5_two_asks_in_one_step_fifo(in_process: Side) -> None:
 # -- 6 ---------------------------------------------------------------------------------
 
 
-async def test_6_stopped_turn_cancels(in_process: Side) -> None:
+@pytest.mark.parametrize("with_permission", [False, True], ids=["ask", "ask+permission"])
+async def test_6_stopped_turn_cancels(in_process: Side, with_permission: bool) -> None:
     side = in_process
     host = StrandsHost(side.asker, side.session_id)
     ran: list[str] = []
@@ -395,18 +396,12 @@ async def test_6_stopped_turn_cancels(in_process: Side) -> None:
         ran.append(target)
         return "deployed"
 
-    model = ScriptedModel(
-        [
-            Reply(
-                tool_uses=(
-                    ToolUse("tooluse_q", "ask_user_question", DB_ASK),
-                    ToolUse("tooluse_deploy", "deploy", {"target": "prod"}),
-                )
-            ),
-            Reply(text="next turn"),
-        ]
-    )
-    agent = agent_for(host, model, deploy, hooks=[host.permissions({"deploy"})])
+    uses = [ToolUse("tooluse_q", "ask_user_question", DB_ASK)]
+    if with_permission:
+        uses.append(ToolUse("tooluse_deploy", "deploy", {"target": "prod"}))
+    model = ScriptedModel([Reply(tool_uses=tuple(uses)), Reply(text="next turn")])
+    hooks = [host.permissions({"deploy"})]
+    agent = agent_for(host, model, deploy, hooks=hooks)
     async with ScriptedResponder(side.answerer, [stop_turn()], "s") as person:
         result = await host.run(agent, "go", turn_id="turn-6")
         await person.finished()
@@ -414,13 +409,12 @@ async def test_6_stopped_turn_cancels(in_process: Side) -> None:
     assert len(model.calls) == 1  # the model never read the cancelled results
     assert ran == []
     found = results(agent.messages)
-    assert set(found) == {"tooluse_q", "tooluse_deploy"}  # every call has its result
+    assert set(found) == {use.id for use in uses}  # every call has its result
     assert all(r["status"] == "error" for r in found.values())
     settled = [ia(e) for e in await side.events() if e.type.endswith(("_cancelled", "_decided"))]
-    assert sorted((i.tool_call_id, i.status) for i in settled if i) == [
-        ("tooluse_deploy", "cancelled"),
-        ("tooluse_q", "cancelled"),
-    ]
+    assert sorted((i.tool_call_id, i.status) for i in settled) == sorted(
+        (use.id, "cancelled") for use in uses
+    )
     assert pending_interrupts(agent) == []
     again = await host.run(agent, "carry on", turn_id="turn-6b")  # the agent is reusable
     assert str(again).strip() == "next turn"
