@@ -381,3 +381,60 @@ def test_a_shared_interrupt_id_is_refused_before_anything_is_asked() -> None:
     host = Host(None, "s")  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="6533"):
         asyncio.run(host.settle(twins, turn_id="t"))
+
+
+def _gated_ask_agent(tools: list[Any], name: str, args: dict[str, Any]) -> tuple[Any, Any]:
+    """A `create_agent` agent whose one call (`name`) is gated by a per-call approval:
+    the approval and the tool's own interrupt then run in one task."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+
+    model = chat(asks(call(name, args, "c1")), AIMessage("ok"))
+    hitl = HumanInTheLoopMiddleware(
+        interrupt_on={name: {"allowed_decisions": ["approve"]}}, interrupt_mode="per_call"
+    )
+    graph = create_agent(model, tools=tools, middleware=[hitl], checkpointer=InMemorySaver())
+    return graph, model
+
+
+def _approve_bare(graph: Any, config: dict[str, Any]) -> Any:
+    """Start, then approve with a bare resume value, as LangGraph's docs show it."""
+    (approval,) = graph.invoke(USER, config, version="v2").interrupts
+    assert approval.value["type"] == "tool_approval"
+    return graph.invoke(Command(resume={"type": "approve"}), config, version="v2")
+
+
+def test_langgraphs_own_stale_resume_answers_a_new_interrupt() -> None:
+    """The anchor for #8837: after a bare resume, `invoke(None)` answers the tool's own
+    pending interrupt with the approval it already consumed."""
+    from langchain_core.tools import tool
+
+    @tool
+    def plain_ask(question: str) -> str:
+        """Ask."""
+        return f"answer: {interrupt(question)}"
+
+    graph, _ = _gated_ask_agent([plain_ask], "plain_ask", {"question": "db?"})
+    config = thread()
+    (pending,) = _approve_bare(graph, config).interrupts
+    assert pending.value == "db?"
+    out = graph.invoke(None, config, version="v2")
+    assert [m.content for m in tool_messages(out.value)] == ["answer: {'type': 'approve'}"]
+
+
+async def test_a_stale_resume_never_answers_the_question_tool(side: Callable[..., Any]) -> None:
+    s = await side("8837")
+    graph, _ = _gated_ask_agent([question_tool()], ASK_NAME, DB_ASK)
+    config = thread()
+    (pending,) = _approve_bare(graph, config).interrupts
+    assert pending.value["midturn"] == "midturn.ask"
+    with pytest.raises(ValidationError):  # the consumed approval is refused, not read
+        graph.invoke(None, config, version="v2")
+    assert tool_messages(graph.get_state(config).values) == []
+    (still,) = graph.get_state(config).interrupts
+    assert still.id == pending.id
+    async with ScriptedResponder(s.answerer, [answer("SQLite")], s.session_id) as person:
+        run = await Host(s.asker, s.session_id).run(graph, None, config, turn_id="t8837")
+    assert len(person.responses) == 1
+    (result,) = tool_messages(run.value)
+    assert result.content == "The user answered:\n- Database: SQLite"

@@ -94,22 +94,28 @@ class Host:
     ) -> Run:
         """Invoke `graph` with `input`, settle every midturn interrupt it pauses on,
         resume, and repeat until it finishes (the turn then ends: `end_turn`) or the
-        turn is stopped (`Run.stopped`). Call it again with `input=None` after a restart:
-        the pending interrupts are found again by id and nothing is asked twice."""
+        turn is stopped (`Run.stopped`). With `input=None` (after a restart) it first
+        settles the interrupts the checkpoint holds, found again by id: nothing is asked
+        twice, and no stale resume value is re-delivered by an `invoke(None)`."""
         settled: list[Interaction] = []
-        pending_input = input
-        while True:
-            out = await graph.ainvoke(pending_input, config, version="v2")
-            interrupts = tuple(out.interrupts)
-            if not interrupts:
-                await self.asker.end_turn(self.session_id, turn_id)
-                return Run(out.value, tuple(settled))
+        interrupts: tuple[Interrupt, ...] = ()
+        value: Any = None
+        if input is None:  # resuming: answer what is pending, never `invoke(None)` (#8837)
+            snapshot = await graph.aget_state(config)
+            interrupts, value = tuple(snapshot.interrupts), snapshot.values
+        if not interrupts:
+            out = await graph.ainvoke(input, config, version="v2")
+            interrupts, value = tuple(out.interrupts), out.value
+        while interrupts:
             resume, done, stopped = await self.settle(interrupts, turn_id=turn_id)
             settled.extend(done)
             if stopped:
                 await self.asker.stop_turn(self.session_id, turn_id)
-                return Run(out.value, tuple(settled), stopped=True, interrupts=interrupts)
-            pending_input = Command(resume=resume)
+                return Run(value, tuple(settled), stopped=True, interrupts=interrupts)
+            out = await graph.ainvoke(Command(resume=resume), config, version="v2")
+            interrupts, value = tuple(out.interrupts), out.value
+        await self.asker.end_turn(self.session_id, turn_id)
+        return Run(value, tuple(settled))
 
     async def settle(
         self, interrupts: Sequence[Interrupt], *, turn_id: str
