@@ -6,11 +6,16 @@ and the LangGraph bugs the adapter designs around (#6533, #8837)."""
 from __future__ import annotations
 
 import asyncio
+import json
+import signal
+import subprocess
+import sys
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +26,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, interrupt
 from pydantic import ValidationError
 from tests._asks import ANSWER, ASK
-from tests._servers import LiveGateway, start_gateway
+from tests._servers import SAFETY_S, LiveGateway, start_gateway
 
 from midturn import Answerer, Asker, AsyncClient, Runtime, UsageError, open_store, render
 from midturn.adapters.langgraph import Host, fan_out, question_tool
@@ -44,6 +49,7 @@ from ._langgraph_agent import (
     tool_messages,
 )
 
+ROOT = Path(__file__).resolve().parents[2]
 ADMIN = "langgraph-admin-token-0123456789abcdef"
 DB_ASK = {
     "questions": [
@@ -438,3 +444,61 @@ async def test_a_stale_resume_never_answers_the_question_tool(side: Callable[...
     assert len(person.responses) == 1
     (result,) = tool_messages(run.value)
     assert result.content == "The user answered:\n- Database: SQLite"
+
+
+async def test_4_killed_between_ask_and_answer_resumes(tmp_path: Path) -> None:
+    gateway = start_gateway(f"sqlite:///{tmp_path / 'midturn.db'}", ADMIN)
+    try:
+        async with AsyncClient(gateway.url, ADMIN) as admin:
+            session = await admin.create_session({"name": "restart"})
+            async with AsyncClient(gateway.url, session.answer_token) as person:
+                argv = [
+                    gateway.url, session.agent_token, session.session_id,
+                    str(tmp_path / "checkpoints.db"), str(tmp_path / "effects.txt"),
+                ]
+                first = _worker("first", argv, tmp_path)
+                try:
+                    requested = await asyncio.wait_for(_first_ask(person, session.session_id), 60)
+                finally:
+                    first.send_signal(signal.SIGKILL)
+                    first.wait(SAFETY_S)
+                    assert first.stdout is not None
+                    first.stdout.close()
+                assert first.returncode == -signal.SIGKILL
+                # the answer arrives through the gateway while no agent process runs
+                await person.answer(requested, ANSWER)
+                second = _worker("resume", argv, tmp_path)
+                stdout, _ = await asyncio.to_thread(second.communicate, timeout=120)
+                assert second.returncode == 0, (tmp_path / "worker.log").read_text()
+                out = json.loads(stdout)
+                assert await person.queue(session.session_id) == []
+    finally:
+        gateway.stop()
+    async with open_store(gateway.db_url) as store:
+        asked = await store.list_interactions(session_id=session.session_id)
+        events = await store.read_events(session_id=session.session_id)
+    assert (tmp_path / "effects.txt").read_text() == "before\n"  # ran once
+    assert [(i.kind, i.status) for i in asked] == [("ask", "answered")]  # asked once
+    assert [e.type for e in events].count("user_question_requested") == 1
+    by_id = {r["id"]: r["content"] for r in out["results"]}
+    assert by_id["r1"] == "recorded"
+    assert by_id["c1"] == 'The user answered:\n- Database: PostgreSQL\n- Service: "billing-api"'
+    assert out["last"] == "Using the answer."
+
+
+def _worker(phase: str, argv: list[str], tmp_path: Path) -> subprocess.Popen[str]:
+    with (tmp_path / "worker.log").open("a") as log:  # the child holds its own copy
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.adapters._langgraph_worker", phase, *argv],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
+
+
+async def _first_ask(person: AsyncClient, session_id: str) -> str:
+    async for event in person.events(session_id):
+        if event.type == "user_question_requested" and event.interaction_id:
+            return event.interaction_id
+    raise AssertionError("the event stream ended")  # pragma: no cover
