@@ -12,6 +12,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import Field
 
 from midturn import SYSTEM_PROMPT
 from midturn.adapters.langgraph import MidturnMiddleware
@@ -22,8 +23,8 @@ ASK_NAME = "ask_user_question"
 class ScriptedChat(GenericFakeChatModel):
     """Plays `messages` in order; records the tool names bound and every prompt seen."""
 
-    bound: list[list[str]] = []
-    prompts: list[list[BaseMessage]] = []
+    bound: list[list[str]] = Field(default_factory=list)
+    prompts: list[list[BaseMessage]] = Field(default_factory=list)
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChat:
         self.bound.append([convert_to_openai_tool(t)["function"]["name"] for t in tools])
@@ -36,7 +37,7 @@ class ScriptedChat(GenericFakeChatModel):
 
 def chat(*steps: AIMessage) -> ScriptedChat:
     iterator: Iterator[AIMessage] = iter(steps)
-    return ScriptedChat(messages=iterator, bound=[], prompts=[])
+    return ScriptedChat(messages=iterator)
 
 
 def call(name: str, args: dict[str, Any], call_id: str) -> dict[str, Any]:
@@ -72,9 +73,7 @@ def agent(
     middleware: list[Any] = [MidturnMiddleware(interactive=interactive)]
     if approve:
         middleware.append(
-            HumanInTheLoopMiddleware(
-                interrupt_on=dict.fromkeys(approve, True), interrupt_mode=mode
-            )
+            HumanInTheLoopMiddleware(interrupt_on=dict.fromkeys(approve, True), interrupt_mode=mode)
         )
     return create_agent(
         model,

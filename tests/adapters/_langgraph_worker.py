@@ -18,11 +18,11 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from tests._asks import ASK
+from tests.adapters._langgraph_agent import ASK_NAME, agent, asks, call, chat, tool_messages
 
 from midturn import AsyncClient
 from midturn.adapters.langgraph import Host
-from tests._asks import ASK
-from tests.adapters._langgraph_agent import ASK_NAME, agent, asks, call, chat, tool_messages
 
 THREAD = {"configurable": {"thread_id": "restart"}}
 
@@ -36,7 +36,9 @@ async def main(phase: str, url: str, token: str, session: str, db: str, effects:
         return "recorded"
 
     if phase == "first":
-        model = chat(asks(call("record", {"note": "before"}, "r1")), asks(call(ASK_NAME, ASK, "c1")))
+        model = chat(
+            asks(call("record", {"note": "before"}, "r1")), asks(call(ASK_NAME, ASK, "c1"))
+        )
     else:
         model = chat(AIMessage("Using the answer."))
     async with AsyncSqliteSaver.from_conn_string(db) as saver, AsyncClient(url, token) as client:

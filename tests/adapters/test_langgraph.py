@@ -52,13 +52,9 @@ from ._langgraph_agent import (
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN = "langgraph-admin-token-0123456789abcdef"
 DB_ASK = {
-    "questions": [
-        {"id": "db", "question": "Which database?", "options": ["PostgreSQL", "SQLite"]}
-    ]
+    "questions": [{"id": "db", "question": "Which database?", "options": ["PostgreSQL", "SQLite"]}]
 }
-REGION_ASK = {
-    "questions": [{"id": "region", "question": "Which region?", "options": ["eu", "us"]}]
-}
+REGION_ASK = {"questions": [{"id": "region", "question": "Which region?", "options": ["eu", "us"]}]}
 
 
 @dataclass
@@ -165,9 +161,7 @@ async def test_2_malformed_ask_is_a_fixable_error(side: Callable[..., Any]) -> N
 
 
 @pytest.mark.parametrize("mode", ["per_call", "batched"])
-async def test_3_permissions_allow_deny_allow_for_turn(
-    side: Callable[..., Any], mode: str
-) -> None:
+async def test_3_permissions_allow_deny_allow_for_turn(side: Callable[..., Any], mode: str) -> None:
     s = await side("three")
     SIDE_EFFECTS.clear()
     model = chat(
@@ -332,7 +326,10 @@ def test_langgraphs_own_parallel_interrupts_misroute_the_answers() -> None:
         """Ask."""
         return f"answer: {interrupt(question)}"
 
-    step = asks(call("plain_ask", {"question": "db?"}, "c1"), call("plain_ask", {"question": "region?"}, "c2"))
+    step = asks(
+        call("plain_ask", {"question": "db?"}, "c1"),
+        call("plain_ask", {"question": "region?"}, "c2"),
+    )
     graph = _plain_graph([plain_ask], [step], send=False)
     config = thread()
     out = graph.invoke({"messages": []}, config, version="v2")
@@ -352,13 +349,13 @@ async def test_parallel_calls_in_one_toolnode_never_get_anothers_answer(
     s = await side("6533")
     step = asks(call(ASK_NAME, DB_ASK, "c1"), call(ASK_NAME, REGION_ASK, "c2"))
     # c2 interrupts first and is shown; on the re-run c1 reaches the counter first
-    graph = _plain_graph([question_tool()], [step], send=False, order=_Order(("c2", "c1"), ("c1", "c2")))
+    graph = _plain_graph(
+        [question_tool()], [step], send=False, order=_Order(("c2", "c1"), ("c1", "c2"))
+    )
     host = Host(s.asker, s.session_id)
     async with ScriptedResponder(s.answerer, [answer("us")], s.session_id) as person:
         with pytest.raises(ValidationError, match="c2"):  # c2's answer, refused by c1
-            await asyncio.wait_for(
-                host.run(graph, {"messages": []}, thread(), turn_id="t6533"), 60
-            )
+            await asyncio.wait_for(host.run(graph, {"messages": []}, thread(), turn_id="t6533"), 60)
     (shown,) = person.responses
     assert shown.interaction.tool_call_id.endswith(":c2")  # type: ignore[union-attr]
 
@@ -381,8 +378,12 @@ async def test_fan_out_routes_each_answer_to_its_own_call(side: Callable[..., An
 def test_a_shared_interrupt_id_is_refused_before_anything_is_asked() -> None:
     from langgraph.types import Interrupt
 
-    value = {"midturn": "midturn.ask", "tool_call_id": "c1", "dialect": "midturn",
-             "tool_input": DB_ASK}
+    value = {
+        "midturn": "midturn.ask",
+        "tool_call_id": "c1",
+        "dialect": "midturn",
+        "tool_input": DB_ASK,
+    }
     twins = [Interrupt(value=value, id="same"), Interrupt(value=value, id="same")]
     host = Host(None, "s")  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="6533"):
@@ -453,8 +454,11 @@ async def test_4_killed_between_ask_and_answer_resumes(tmp_path: Path) -> None:
             session = await admin.create_session({"name": "restart"})
             async with AsyncClient(gateway.url, session.answer_token) as person:
                 argv = [
-                    gateway.url, session.agent_token, session.session_id,
-                    str(tmp_path / "checkpoints.db"), str(tmp_path / "effects.txt"),
+                    gateway.url,
+                    session.agent_token,
+                    session.session_id,
+                    str(tmp_path / "checkpoints.db"),
+                    str(tmp_path / "effects.txt"),
                 ]
                 first = _worker("first", argv, tmp_path)
                 try:
@@ -502,3 +506,24 @@ async def _first_ask(person: AsyncClient, session_id: str) -> str:
         if event.type == "user_question_requested" and event.interaction_id:
             return event.interaction_id
     raise AssertionError("the event stream ended")  # pragma: no cover
+
+
+def test_without_langgraph_the_import_says_what_to_install() -> None:
+    blocker = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('langgraph', 'langchain_core', 'langchain'):\n"
+        "            raise ImportError(f'blocked {name}')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import midturn, midturn.runtime\n"
+        "try:\n"
+        "    import midturn.adapters.langgraph\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", blocker], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert 'pip install "midturn[langgraph]"' in done.stdout

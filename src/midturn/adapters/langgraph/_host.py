@@ -89,9 +89,7 @@ class Host:
     )
     question_tool: str = _QUESTION_TOOL
 
-    async def run(
-        self, graph: Any, input: Any, config: Mapping[str, Any], *, turn_id: str
-    ) -> Run:
+    async def run(self, graph: Any, input: Any, config: Mapping[str, Any], *, turn_id: str) -> Run:
         """Invoke `graph` with `input`, settle every midturn interrupt it pauses on,
         resume, and repeat until it finishes (the turn then ends: `end_turn`) or the
         turn is stopped (`Run.stopped`). With `input=None` (after a restart) it first

@@ -24,7 +24,7 @@ from ._tool import question_tool
 __all__ = ["MidturnMiddleware"]
 
 
-class MidturnMiddleware(AgentMiddleware):  # type: ignore[type-arg]
+class MidturnMiddleware(AgentMiddleware):
     """Offer midturn's question tool to a `create_agent` agent (`interactive=True`, the
     root agent), or only answer `unavailable` to a forced call (`interactive=False`)."""
 
@@ -33,12 +33,10 @@ class MidturnMiddleware(AgentMiddleware):  # type: ignore[type-arg]
     ) -> None:
         super().__init__()
         self.interactive = interactive
-        self.question_tool = question_tool(
-            dialect=dialect, limits=limits, interactive=interactive
-        )
+        self.question_tool = question_tool(dialect=dialect, limits=limits, interactive=interactive)
         self.tools = [self.question_tool]
 
-    def _visible(self, request: ModelRequest) -> ModelRequest:  # type: ignore[type-arg]
+    def _visible(self, request: ModelRequest) -> ModelRequest:
         if self.interactive:
             return request
         name = self.question_tool.name
@@ -47,14 +45,14 @@ class MidturnMiddleware(AgentMiddleware):  # type: ignore[type-arg]
 
     def wrap_model_call(
         self,
-        request: ModelRequest,  # type: ignore[type-arg]
-        handler: Callable[[ModelRequest], ModelResponse],  # type: ignore[type-arg]
+        request: ModelRequest,
+        handler: Callable[[ModelRequest], ModelResponse],
     ) -> Any:
         return handler(self._visible(request))
 
     async def awrap_model_call(
         self,
-        request: ModelRequest,  # type: ignore[type-arg]
-        handler: Callable[[ModelRequest], Awaitable[ModelResponse]],  # type: ignore[type-arg]
+        request: ModelRequest,
+        handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> Any:
         return await handler(self._visible(request))
