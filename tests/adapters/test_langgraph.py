@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -527,3 +528,18 @@ def test_without_langgraph_the_import_says_what_to_install() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert 'pip install "midturn[langgraph]"' in done.stdout
+
+
+def test_the_docs_example_runs() -> None:
+    page = ROOT / "docs" / "adapters" / "langgraph.md"
+    found = re.search(r"<!-- runnable -->\n```python\n(.*?)```", page.read_text(), re.S)
+    assert found is not None, "docs/adapters/langgraph.md lost its runnable example"
+    done = subprocess.run(
+        [sys.executable, "-c", found.group(1)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Deployed with SQLite."
