@@ -1,5 +1,6 @@
 """One agent process of the restart scenario (tests/adapters/test_langgraph.py): a
-`create_agent` agent on an `AsyncSqliteSaver` file, its midturn side through a gateway.
+`create_agent` agent on an `AsyncSqliteSaver` file
+(or `AsyncPostgresSaver`), its midturn side through a gateway.
 
     python -m tests.adapters._langgraph_worker first|resume URL TOKEN SESSION DB EFFECTS
 
@@ -10,8 +11,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +44,26 @@ async def main(phase: str, url: str, token: str, session: str, db: str, effects:
         )
     else:
         model = chat(AIMessage("Using the answer."))
-    async with AsyncSqliteSaver.from_conn_string(db) as saver, AsyncClient(url, token) as client:
+    async with _saver(db) as saver, AsyncClient(url, token) as client:
         graph = agent(model, saver, approve=(), extra_tools=[record])
         start: Any = {"messages": [("user", "set it up")]} if phase == "first" else None
         run = await Host(client, session).run(graph, start, THREAD, turn_id="restart-turn")
         results = [{"id": m.tool_call_id, "content": m.content} for m in tool_messages(run.value)]
         print(json.dumps({"results": results, "last": run.value["messages"][-1].content}))
+
+
+@contextlib.asynccontextmanager
+async def _saver(db: str) -> AsyncIterator[Any]:
+    """`AsyncPostgresSaver` for a `postgresql://` URL, else `AsyncSqliteSaver` on a file."""
+    if db.startswith("postgresql://"):
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        async with AsyncPostgresSaver.from_conn_string(db) as saver:
+            await saver.setup()
+            yield saver
+    else:
+        async with AsyncSqliteSaver.from_conn_string(db) as saver:
+            yield saver
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, interrupt
 from pydantic import ValidationError
 from tests._asks import ANSWER, ASK
+from tests._postgres import fresh_schema
 from tests._servers import SAFETY_S, LiveGateway, start_gateway
 
 from midturn import Answerer, Asker, AsyncClient, Runtime, UsageError, open_store, render
@@ -448,7 +449,26 @@ async def test_a_stale_resume_never_answers_the_question_tool(side: Callable[...
     assert result.content == "The user answered:\n- Database: SQLite"
 
 
-async def test_4_killed_between_ask_and_answer_resumes(tmp_path: Path) -> None:
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def checkpoints(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """Where the agent keeps its LangGraph checkpoints: a SQLite file, or a fresh schema
+    of the test PostgreSQL database."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "checkpoints.db")
+        return
+    import asyncpg  # type: ignore[import-untyped]
+
+    async with fresh_schema("lgckpt", "the PostgresSaver restart") as url:
+        base, _, schema = url.partition("?schema=")
+        connection = await asyncpg.connect(base)
+        try:
+            await connection.execute(f'CREATE SCHEMA "{schema}"')
+        finally:
+            await connection.close()
+        yield f"{base}?options=-csearch_path%3D{schema}"
+
+
+async def test_4_killed_between_ask_and_answer_resumes(tmp_path: Path, checkpoints: str) -> None:
     gateway = start_gateway(f"sqlite:///{tmp_path / 'midturn.db'}", ADMIN)
     try:
         async with AsyncClient(gateway.url, ADMIN) as admin:
@@ -458,7 +478,7 @@ async def test_4_killed_between_ask_and_answer_resumes(tmp_path: Path) -> None:
                     gateway.url,
                     session.agent_token,
                     session.session_id,
-                    str(tmp_path / "checkpoints.db"),
+                    checkpoints,
                     str(tmp_path / "effects.txt"),
                 ]
                 first = _worker("first", argv, tmp_path)
