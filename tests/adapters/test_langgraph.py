@@ -30,7 +30,18 @@ from tests._asks import ANSWER, ASK
 from tests._postgres import fresh_schema
 from tests._servers import SAFETY_S, LiveGateway, start_gateway
 
-from midturn import Answerer, Asker, AsyncClient, Runtime, UsageError, open_store, render
+from midturn import (
+    Answerer,
+    Asker,
+    AskResult,
+    AsyncClient,
+    QuestionAnswer,
+    Runtime,
+    UsageError,
+    open_store,
+    parse_ask,
+    render,
+)
 from midturn.adapters.langgraph import Host, fan_out, question_tool
 from midturn.testing import (
     ScriptedResponder,
@@ -112,6 +123,15 @@ async def side(request: pytest.FixtureRequest) -> AsyncIterator[Callable[..., An
 async def either(request: pytest.FixtureRequest) -> AsyncIterator[Callable[..., Any]]:
     async for made in _sides(request.param, request):
         yield made
+
+
+def unavailable_text(tool_input: dict[str, Any]) -> str:
+    ask = parse_ask(tool_input)
+    answers = tuple(
+        QuestionAnswer(id=q.id, header=q.header, question=q.question, status="unavailable")
+        for q in ask.questions
+    )
+    return render(AskResult(outcome="unavailable", answers=answers)).text
 
 
 def thread() -> dict[str, Any]:
@@ -234,7 +254,7 @@ async def test_7_subagent_and_headless_have_no_tool(side: Callable[..., Any]) ->
     assert out.interrupts == ()
     assert all(ASK_NAME not in names for names in model.bound) and model.bound
     (result,) = tool_messages(out.value)
-    assert "no one" in str(result.content).lower() or "unavailable" in str(result.content)
+    assert result.content == unavailable_text(DB_ASK)
     assert await s.answerer.queue(s.session_id) == []
     # a headless run: the root agent's ask settles unavailable at once, by no person
     headless = await side("seven-headless", interactive=False)
@@ -243,7 +263,7 @@ async def test_7_subagent_and_headless_have_no_tool(side: Callable[..., Any]) ->
         agent(model, InMemorySaver()), USER, thread(), turn_id="t7"
     )
     (asked,) = run.settled
-    assert asked.status == "unavailable" and asked.settled_by != "person"
+    assert asked.status == "unavailable" and asked.settled_by == "system"  # no person
     (result,) = tool_messages(run.value)
     assert result.content == render(asked.result).text  # type: ignore[arg-type]
 
@@ -563,3 +583,35 @@ def test_the_docs_example_runs() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "Deployed with SQLite."
+
+
+@pytest.mark.parametrize("mode", ["per_call", "batched"])
+async def test_the_respond_decision_answers_a_gated_question_tool(
+    side: Callable[..., Any], mode: str
+) -> None:
+    """The question tool gated by HumanInTheLoopMiddleware with `respond`: an ask in the
+    same queue, answered with `respond` (the person acts as the tool); a malformed one is
+    answered with its problems, shown to no one."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+
+    s = await side(f"respond-{mode}")
+    bad = {"questions": [{"question": "Which database?", "options": ["PostgreSQL"]}]}
+    model = chat(
+        asks(call(ASK_NAME, bad, "c0")),
+        asks(call(ASK_NAME, DB_ASK, "c1")),
+        AIMessage("ok"),
+    )
+    hitl = HumanInTheLoopMiddleware(
+        interrupt_on={ASK_NAME: {"allowed_decisions": ["respond"]}}, interrupt_mode=mode
+    )
+    graph = create_agent(
+        model, tools=[question_tool()], middleware=[hitl], checkpointer=InMemorySaver()
+    )
+    async with ScriptedResponder(s.answerer, [answer("SQLite")], s.session_id) as person:
+        run = await Host(s.asker, s.session_id).run(graph, USER, thread(), turn_id="tr")
+    assert len(person.responses) == 1 and person.unscripted == []
+    results = {m.tool_call_id: m for m in tool_messages(run.value)}
+    assert "questions[0].options" in str(results["c0"].content)
+    assert results["c1"].content == "The user answered:\n- Database: SQLite"
+    assert [i.status for i in run.settled] == ["answered"]
