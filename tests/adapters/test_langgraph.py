@@ -266,6 +266,15 @@ async def test_7_subagent_and_headless_have_no_tool(side: Callable[..., Any]) ->
     assert asked.status == "unavailable" and asked.settled_by == "system"  # no person
     (result,) = tool_messages(run.value)
     assert result.content == render(asked.result).text  # type: ignore[arg-type]
+    # ... and a gated tool there is not run: no one can approve it
+    SIDE_EFFECTS.clear()
+    model = chat(asks(call("deploy", {"target": "prod"}, "d1")), AIMessage("stopped"))
+    run = await Host(headless.asker, headless.session_id).run(
+        agent(model, InMemorySaver()), USER, thread(), turn_id="t7b"
+    )
+    assert [i.status for i in run.settled] == ["unavailable"] and SIDE_EFFECTS == []
+    (result,) = tool_messages(run.value)
+    assert result.status == "error" and "No one can approve" in str(result.content)
 
 
 # -- the LangGraph bugs designed around --------------------------------------------------
