@@ -250,3 +250,18 @@ async def test_midturn_mcp_on_a_gateway_refuses_an_answer_token(
     _, stderr = await within(process.communicate())
     assert process.returncode == 2, stderr
     assert b"answer token cannot ask" in stderr
+
+
+async def test_a_gateway_gone_away_is_an_error_result_not_a_crash(
+    db_url: str, data_dir: Path
+) -> None:
+    gone = start_gateway(db_url, ADMIN)
+    async with AsyncClient(gone.url, ADMIN) as admin_client:
+        created = await admin_client.create_session()
+        options = _options(gone, created.session_id)
+        server = create_server(admin_client, state_key=load_state_key(data_dir), options=options)
+        gone.stop()
+        async with Client(server) as client:
+            result = await within(client.call_tool(QUESTION, ASK))
+    assert result.is_error
+    assert "gateway did not answer" in result.content[0].text  # type: ignore[union-attr]

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
@@ -25,7 +26,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from midturn.contract._interactions import Interaction, Risk
 from midturn.contract._prompt import SYSTEM_PROMPT
-from midturn.errors import Forbidden, InvalidAsk, NotFound, UsageError
+from midturn.errors import Forbidden, GatewayError, InvalidAsk, NotFound, UsageError
 from midturn.mcp._backend import AskerAnswerer, Backend
 from midturn.mcp._elicit import Elicitor
 from midturn.mcp._form import has_secret
@@ -103,6 +104,11 @@ class _Tools:
                 return await self._wait(ctx, arguments)
         except (NotFound, Forbidden, UsageError, InvalidAsk) as error:
             return error_result(str(error))
+        except (GatewayError, httpx.TransportError) as error:  # a remote backend's gateway
+            return error_result(
+                f"midturn's gateway did not answer ({error or type(error).__name__}); nothing "
+                "was lost: call the tool again (or wait_for_answer with an interaction_id)"
+            )
         known = ", ".join((QUESTION_TOOL, PERMISSION_TOOL, START_TOOL, WAIT_TOOL))
         return error_result(f"no tool named {params.name!r}; this server has {known}")
 
