@@ -346,19 +346,52 @@ def _run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+_MCP_INBOX = "http://127.0.0.1:8765"
+
+
 def _run_mcp(args: argparse.Namespace) -> int:
     try:
         from midturn.mcp import McpOptions
-        from midturn.mcp._run import run_stdio
+        from midturn.mcp._run import run_stdio, run_stdio_remote
     except ImportError as error:
         _say(f"midturn mcp: {error}")
         return EXIT_CODES["usage"]
     from midturn.gateway import DEFAULT_DB_URL
 
+    gateway = args.gateway or _MCP_INBOX
     options = McpOptions(
-        session_id=args.session, public_url=args.gateway, wait_bound_s=args.wait_bound
+        session_id=args.session or "mcp", public_url=gateway, wait_bound_s=args.wait_bound
     )
-    asyncio.run(run_stdio(args.store or DEFAULT_DB_URL, options))
+    if args.store or not args.gateway:  # in this process, on the store
+        if args.token or args.token_file or args.answer_token_file:
+            raise _Usage("tokens are for a remote gateway: give --gateway URL without --store")
+        asyncio.run(run_stdio(args.store or DEFAULT_DB_URL, options))
+        return 0
+    found = _token(args, ("MIDTURN_AGENT_TOKEN", "MIDTURN_TOKEN"))
+    if found is None:
+        raise _Usage(
+            "an MCP server on a gateway needs a token: the admin token or a session's agent "
+            "token in MIDTURN_TOKEN / MIDTURN_AGENT_TOKEN or a file (--token-file FILE)"
+        )
+    try:
+        answering = find_token(None, args.answer_token_file, ("MIDTURN_ANSWER_TOKEN",))
+    except TokenProblem as error:
+        raise _Usage(str(error)) from error
+    import httpx
+
+    try:
+        asyncio.run(
+            run_stdio_remote(
+                found.gateway or args.gateway,
+                found.token,
+                answer_token=None if answering is None else answering.token,
+                session=args.session,
+                options=options,
+            )
+        )
+    except httpx.TransportError as error:
+        _say(_transport_failure(args.gateway, error))
+        return EXIT_CODES["unavailable"]
     return 0
 
 
@@ -446,10 +479,26 @@ def _parser() -> argparse.ArgumentParser:
     mcp.add_argument(
         "--gateway",
         metavar="URL",
-        default="http://127.0.0.1:8765",
-        help="the `midturn serve` whose inbox answers (for links; default 127.0.0.1:8765)",
+        help="run on this `midturn serve` (a token in MIDTURN_TOKEN / MIDTURN_AGENT_TOKEN or "
+        "--token-file); with --store, only the inbox the links point to "
+        f"(default {_MCP_INBOX})",
     )
-    mcp.add_argument("--session", default="mcp", help="the midturn session (default: mcp)")
+    mcp.add_argument(
+        "--session",
+        help="the midturn session (default: mcp; on a gateway with the admin token, a "
+        "session id or a name to create and reuse)",
+    )
+    mcp.add_argument(
+        "--token",
+        help="the admin or an agent token for --gateway (prefer --token-file or the variables)",
+    )
+    mcp.add_argument("--token-file", metavar="FILE", help="read the --gateway token from FILE")
+    mcp.add_argument(
+        "--answer-token-file",
+        metavar="FILE",
+        help="with an agent token: the session's answer token (default MIDTURN_ANSWER_TOKEN), "
+        "so the client's forms can settle",
+    )
     mcp.add_argument(
         "--wait-bound",
         type=float,

@@ -39,15 +39,16 @@ _WAITING = "waiting for the user's answer"
 log = logging.getLogger("midturn.mcp")
 
 
-def _modes(ctx: Ctx) -> tuple[bool, bool]:
-    """`(form, url)`: which elicitation modes the client declared. An empty elicitation
-    capability means form only (2025-11-25)."""
+def _modes(ctx: Ctx, can_settle: bool = True) -> tuple[bool, bool]:
+    """`(form, url)`: which elicitation modes to use. The client's declaration (an empty
+    elicitation capability means form only, 2025-11-25); a form only when the backend
+    can settle its answer (a remote one with no answer credential cannot)."""
     capabilities = ctx.session.client_capabilities
     declared = capabilities.elicitation if capabilities is not None else None
     if declared is None:
         return False, False
     url = declared.url is not None
-    return declared.form is not None or not url, url
+    return can_settle and (declared.form is not None or not url), url
 
 
 class Elicitor:
@@ -62,6 +63,8 @@ class Elicitor:
         stands, or the problem to ask again with (junk, a wrong shape)."""
         if not isinstance(response, types.ElicitResult):
             return "the client sent no form answer"
+        if not self.backend.can_settle:
+            return "this server cannot settle answers; answer in the midturn inbox"
         by = self.options.answered_by
         try:
             if interaction.kind == "permission":
@@ -129,7 +132,7 @@ class Elicitor:
     async def modern(
         self, ctx: Ctx, interaction: Interaction, responses: types.InputResponses | None
     ) -> types.CallToolResult | types.InputRequiredResult:
-        form, url = _modes(ctx)
+        form, url = _modes(ctx, self.backend.can_settle)
         secret = interaction.ask is not None and has_secret(interaction.ask)
         responses = responses or {}
         if secret:
@@ -156,7 +159,7 @@ class Elicitor:
     # -- 2025-06-18 / 2025-11-25: elicitation/create pushed ------------------------------
 
     async def legacy(self, ctx: Ctx, interaction: Interaction) -> types.CallToolResult:
-        form, url = _modes(ctx)
+        form, url = _modes(ctx, self.backend.can_settle)
         secret = interaction.ask is not None and has_secret(interaction.ask)
         if not ctx.session.can_send_request or not (url if secret else form):
             return await self._bounded(ctx, interaction, secret=secret)

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
@@ -25,14 +26,13 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from midturn.contract._interactions import Interaction, Risk
 from midturn.contract._prompt import SYSTEM_PROMPT
-from midturn.errors import InvalidAsk, NotFound, UsageError
-from midturn.mcp._backend import Backend
+from midturn.errors import Forbidden, GatewayError, InvalidAsk, NotFound, UsageError
+from midturn.mcp._backend import AskerAnswerer, Backend
 from midturn.mcp._elicit import Elicitor
 from midturn.mcp._form import has_secret
 from midturn.mcp._results import error_result, pending_result, settled_result, started_result
 from midturn.mcp._state import CallState, state_security
 from midturn.mcp._tools import PERMISSION_TOOL, QUESTION_TOOL, START_TOOL, WAIT_TOOL, tool_list
-from midturn.runtime import Runtime
 
 __all__ = ["McpOptions", "create_server"]
 
@@ -102,8 +102,13 @@ class _Tools:
                 return await self._start(ctx, arguments)
             if params.name == WAIT_TOOL:
                 return await self._wait(ctx, arguments)
-        except (NotFound, UsageError, InvalidAsk) as error:
+        except (NotFound, Forbidden, UsageError, InvalidAsk) as error:
             return error_result(str(error))
+        except (GatewayError, httpx.TransportError) as error:  # a remote backend's gateway
+            return error_result(
+                f"midturn's gateway did not answer ({error or type(error).__name__}); nothing "
+                "was lost: call the tool again (or wait_for_answer with an interaction_id)"
+            )
         known = ", ".join((QUESTION_TOOL, PERMISSION_TOOL, START_TOOL, WAIT_TOOL))
         return error_result(f"no tool named {params.name!r}; this server has {known}")
 
@@ -180,22 +185,24 @@ class _Tools:
 
 
 def create_server(
-    runtime: Runtime | Backend,
+    backend: AskerAnswerer | Backend,
     *,
     state_key: bytes,
     options: McpOptions | None = None,
     session_for: SessionFor | None = None,
 ) -> Server[Any]:
-    """The MCP server over an open runtime (or a `Backend`). `state_key` seals
+    """The MCP server over the asker and answerer ports: an open `Runtime`, an
+    `AsyncClient` on a gateway (admin token), or a `Backend` (an asker and an answerer
+    apart, e.g. an agent token's client and an answer token's). `state_key` seals
     `requestState` (see `load_state_key`); `session_for(ctx)` picks each call's midturn
     session (default: `options.session_id`)."""
     chosen = options or McpOptions()
-    backend = runtime if isinstance(runtime, Backend) else Backend(runtime)
+    ports = backend if isinstance(backend, Backend) else Backend.over(backend)
 
     async def fixed_session(ctx: Ctx) -> str:
         return chosen.session_id
 
-    tools = _Tools(backend, chosen, session_for or fixed_session)
+    tools = _Tools(ports, chosen, session_for or fixed_session)
     server: Server[Any] = Server(
         SERVER_NAME,
         version=_version(),

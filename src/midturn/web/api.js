@@ -30,14 +30,20 @@ export class ApiError extends Error {
 // browser never sends to the server. It moves into this tab's sessionStorage and out of
 // the address bar, so it does not end up in history or screenshots; a reload finds it
 // there. Returns {token, session} (either may be null) for the current view.
+// `#interaction=<id>` (a link for one request, as an MCP client's URL mode opens it)
+// carries no credential: the page uses the token this tab holds, or asks for one.
+// Returns {token, session, interaction} (any may be null).
 export function takeCredential(location, history, storage) {
   const params = new URLSearchParams(location.hash.replace(/^#/, ""));
   const session = params.get("session");
+  const interaction = params.get("interaction");
   const token = params.get("token");
   if (token) {
-    storage.setItem(CREDENTIAL_KEY, JSON.stringify({ token }));
-    const rest = session ? `#session=${encodeURIComponent(session)}` : "#";
-    history.replaceState(null, "", `${location.pathname}${location.search}${rest}`);
+    rememberToken(storage, token);
+    const kept = new URLSearchParams();
+    if (session) kept.set("session", session);
+    if (interaction) kept.set("interaction", interaction);
+    history.replaceState(null, "", `${location.pathname}${location.search}#${kept}`);
   }
   let stored = null;
   try {
@@ -45,7 +51,23 @@ export function takeCredential(location, history, storage) {
   } catch {
     stored = null;
   }
-  return { token: stored && stored.token ? stored.token : null, session: session || null };
+  return {
+    token: stored && stored.token ? stored.token : null,
+    session: session || null,
+    interaction: interaction || null,
+  };
+}
+
+export function rememberToken(storage, token) {
+  storage.setItem(CREDENTIAL_KEY, JSON.stringify({ token }));
+}
+
+// What a person pastes to sign in: a bare token, or a whole link with `#token=…`.
+export function tokenFrom(text) {
+  const value = (text || "").trim();
+  const at = value.indexOf("#");
+  if (at >= 0) return new URLSearchParams(value.slice(at + 1)).get("token");
+  return value && !/\s/.test(value) ? value : null;
 }
 
 export function forgetCredential(storage) {
@@ -106,6 +128,17 @@ export class Api {
       cursor = body.next_cursor || null;
     } while (cursor !== null);
     return all;
+  }
+
+  // One ask or permission ({interaction, output, secrets}); the route is tried as an
+  // ask first, then as a permission.
+  async interaction(id) {
+    try {
+      return await this.request("GET", `/v1/asks/${enc(id)}`);
+    } catch (error) {
+      if (error.status !== 404) throw error;
+      return await this.request("GET", `/v1/permissions/${enc(id)}`);
+    }
   }
 
   // payload is any answer shape of docs/contract.md#answers; see answerPayload() below.

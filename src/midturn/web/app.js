@@ -2,7 +2,7 @@
 // inbox (every session with something pending) or one session, whose composer slot is
 // taken over by the head of the session's queue and given back unchanged afterwards.
 
-import { Api, forgetCredential, takeCredential } from "./api.js";
+import { Api, forgetCredential, rememberToken, takeCredential, tokenFrom } from "./api.js";
 import { announce, h, plain, setText } from "./dom.js";
 import { LiveQueue } from "./live.js";
 import { PermissionTray } from "./permission.js";
@@ -28,7 +28,7 @@ function setTitle(view, waiting) {
 }
 
 function fail(message) {
-  for (const view of ["inbox-view", "session-view"]) $(view).hidden = true;
+  for (const view of ["inbox-view", "session-view", "signin"]) $(view).hidden = true;
   $("problem").hidden = false;
   setText($("problem-text"), message);
 }
@@ -36,8 +36,11 @@ function fail(message) {
 // -- the session view -----------------------------------------------------------------
 
 class SessionView {
-  constructor(sessionId) {
+  // focusId: the request a `#interaction=` link named; the view says where it stands
+  // (it opens in the slot once it is the head of the queue).
+  constructor(sessionId, focusId = null) {
     this.sessionId = sessionId;
+    this.focusId = focusId;
     this.tray = null;
     this.ownSettles = new Set();
     this.draft = $("draft");
@@ -81,8 +84,30 @@ class SessionView {
     }
     if (head && !this.tray) this.openTray(head, list.length - 1);
     else if (this.tray) this.tray.setWaiting(list.length - 1);
+    this.showFocus(list);
     setText($("waiting-count"), list.length ? `${list.length} waiting` : "Nothing waiting");
     setTitle("session", list.length);
+  }
+
+  // Where the linked request stands: open in the slot (the head), behind others, or
+  // already settled.
+  showFocus(list) {
+    if (!this.focusId) return;
+    const at = list.findIndex((item) => item.id === this.focusId);
+    if (at === 0) {
+      this.tray.root.classList.add("tray-linked");
+      this.say("This is the request your link opened.");
+    } else if (at > 0) {
+      const ahead = at === 1 ? "1 earlier request" : `${at} earlier requests`;
+      this.say(`The request from your link is waiting behind ${ahead} of this session; answer those first.`);
+    } else if (!this.ownSettles.has(this.focusId)) {
+      const status = this.queue.outcome(this.focusId);
+      this.say(status ? goneMessage(status) : "The request from your link is no longer waiting.");
+      this.focusId = null;
+    } else {
+      this.say("");
+      this.focusId = null;
+    }
   }
 
   openTray(interaction, waiting) {
@@ -236,9 +261,53 @@ class InboxView {
 
 // -- routing ----------------------------------------------------------------------------
 
+// A `#interaction=` link without a token in this tab: ask for one (never in the URL).
+function signIn(problem) {
+  for (const view of ["inbox-view", "session-view", "problem"]) $(view).hidden = true;
+  $("signin").hidden = false;
+  setText($("signin-error"), problem || "");
+  $("signin-error").hidden = !problem;
+  $("signin-token").value = "";
+  $("signin-token").focus();
+}
+
+$("signin-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const token = tokenFrom($("signin-token").value);
+  if (!token) {
+    signIn("Paste the whole answer link (…#token=…) or the token itself.");
+    return;
+  }
+  rememberToken(sessionStorage, token);
+  role = null;
+  $("signin").hidden = true;
+  route();
+});
+
+// The session of the request a link names (the token must reach it).
+async function linkedSession(interactionId) {
+  try {
+    const body = await api.interaction(interactionId);
+    return body.interaction.session_id;
+  } catch (error) {
+    if (error.status === 403) {
+      signIn("That token does not reach this request: sign in with its session's answer link.");
+    } else if (error.status === 404) {
+      fail("No request by that id: it may have been pruned, or the link is mistyped.");
+    } else {
+      fail(error.message);
+    }
+    return null;
+  }
+}
+
 async function route() {
   const credential = takeCredential(window.location, window.history, sessionStorage);
   if (!credential.token) {
+    if (credential.interaction) {
+      signIn("");
+      return;
+    }
     fail("Open the link the gateway printed (it ends in #token=…), or a session's answer_url.");
     return;
   }
@@ -250,7 +319,8 @@ async function route() {
       tokenSession = me.session_id;
     } catch (error) {
       if (error.fatal) forgetCredential(sessionStorage);
-      fail(`${error.message}`);
+      if (error.fatal && credential.interaction) signIn(error.message);
+      else fail(`${error.message}`);
       return;
     }
   }
@@ -258,10 +328,15 @@ async function route() {
     fail("This is an agent token: it cannot answer. Open the session's answer_url instead.");
     return;
   }
-  const sessionId = role === "answer" ? tokenSession : credential.session;
+  let sessionId = role === "answer" ? tokenSession : credential.session;
+  if (credential.interaction) {
+    sessionId = await linkedSession(credential.interaction);
+    if (sessionId === null) return;
+  }
   if (current) current.stop();
   $("problem").hidden = true;
-  current = sessionId ? new SessionView(sessionId) : new InboxView();
+  $("signin").hidden = true;
+  current = sessionId ? new SessionView(sessionId, credential.interaction) : new InboxView();
   current.start();
 }
 
