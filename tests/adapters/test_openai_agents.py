@@ -392,3 +392,51 @@ async def test_7_subagent_and_headless_have_no_tool(runtime: Runtime, durable: b
     assert outputs(model.calls[1], "headless-ask")[0].startswith(UNAVAILABLE)
     assert await requested(runtime, "session-7") == []  # nobody was asked, nothing recorded
     assert [e async for e in runtime.events("session-7", follow=False)] == []
+
+
+# -- the extra, the docs -------------------------------------------------------------------
+
+
+def test_import_without_the_sdk_says_which_extra() -> None:
+    blocked = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'agents' or name.startswith('agents.'):\n"
+        "            raise ImportError(f'No module named {name!r}')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import midturn.adapters.openai_agents\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", blocked], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1
+    assert 'pip install "midturn[openai-agents]"' in done.stderr
+
+
+def runnable_blocks(page: Path) -> list[str]:
+    """The ```python blocks of `page` marked `<!-- runnable -->` on the line before."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    blocks: list[str] = []
+    for index, line in enumerate(lines):
+        if line.strip() == "<!-- runnable -->" and lines[index + 1].startswith("```python"):
+            end = lines.index("```", index + 2)
+            blocks.append("\n".join(lines[index + 2 : end]))
+    return blocks
+
+
+def test_the_docs_example_runs_offline() -> None:
+    (block,) = runnable_blocks(ROOT / "docs" / "adapters" / "openai-agents.md")
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env["OPENAI_BASE_URL"] = "http://127.0.0.1:9/unreachable"
+    done = subprocess.run(
+        [sys.executable, "-c", block],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SAFETY_S * 3,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Setting it up. The user answered:\n- Database: SQLite\n"
