@@ -7,6 +7,7 @@ against a live gateway; scenario 4 kills a real agent process between ask and an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -326,6 +327,48 @@ async def test_5_two_asks_in_one_step_fifo(side: Side, durable: bool) -> None:
         text = _text(settled.interaction)
         assert text.endswith(shown)
         assert outputs(last, settled.interaction.tool_call_id or "") == [text]
+
+
+class SlowFirstAsk:
+    """An asker over `runtime` whose first `ask` holds back until another ask has parked
+    (bounded): if two question calls of a step parked at once, the second would park first."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.asks = 0
+        self.parked = asyncio.Event()
+
+    async def ask(self, *args: Any, **kwargs: Any) -> Any:
+        self.asks += 1
+        if self.asks == 1:
+            with contextlib.suppress(TimeoutError):  # the lock holds: nobody else parks
+                await asyncio.wait_for(self.parked.wait(), 0.2)
+        parked = await self.runtime.ask(*args, **kwargs)
+        self.parked.set()
+        return parked
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.runtime, name)
+
+
+async def test_5_a_slow_first_live_ask_still_parks_first(runtime: Runtime) -> None:
+    model = script(
+        [
+            function_call(TOOL, ASK_DB, call_id="call-db"),
+            function_call(TOOL, ASK_NAME, call_id="call-name"),
+        ]
+    )
+    turn = MidturnRun(SlowFirstAsk(runtime), "session-5", "turn-5")  # type: ignore[arg-type]
+    agent = Agent(name="assistant", model=model, tools=[turn.tool])
+    async with ScriptedResponder(runtime, [answer("SQLite"), answer("orders")]) as human:
+        result = await asyncio.wait_for(turn.run(agent, "Two things"), SAFETY_S)
+        await human.finished()
+
+    assert result is not None
+    assert await requested(runtime, "session-5") == ["call-db", "call-name"]
+    last = model.calls[-1]
+    assert outputs(last, "call-db")[0].endswith("SQLite")
+    assert outputs(last, "call-name")[0].endswith('"orders"')
 
 
 # -- 6. the turn is stopped --------------------------------------------------------------
