@@ -23,7 +23,16 @@ from agents import Agent, function_tool, set_tracing_disabled
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from tests._servers import SAFETY_S, LiveGateway, start_gateway
 
-from midturn import SYSTEM_PROMPT, Answerer, Asker, AsyncClient, Runtime, Settled, open_store
+from midturn import (
+    SYSTEM_PROMPT,
+    Answerer,
+    Asker,
+    AsyncClient,
+    Runtime,
+    Settled,
+    UsageError,
+    open_store,
+)
 from midturn.adapters.openai_agents import MidturnRun
 from midturn.testing import ScriptedResponder, allow, allow_for_turn, answer, deny, stop_turn
 
@@ -486,3 +495,13 @@ def test_the_docs_example_runs_offline() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Setting it up. The user answered:\n- Database: SQLite\n"
+
+
+async def test_a_durable_run_needs_a_mapping_context(runtime: Runtime) -> None:
+    turn = MidturnRun(runtime, "session-8", "turn-8", durable=True)
+    model = script([function_call(TOOL, ASK_DB, call_id="call-1")])
+    agent = Agent(name="assistant", model=model, tools=[turn.tool])
+    with pytest.raises(UsageError, match="must be a mutable mapping"):
+        await turn.run(agent, "Go", context=object())
+    assert model.calls == ()  # refused before the model was called
+    assert await requested(runtime, "session-8") == []

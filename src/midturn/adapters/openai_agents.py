@@ -179,11 +179,6 @@ class MidturnRun:
 
         loaded = await RunState.from_string(agent, state, context_deserializer=deserialize)
         context = restored[0] if restored else None
-        if not isinstance(context, MutableMapping):
-            raise UsageError(
-                "the saved run's context is not a mutable mapping, so no answer can be put "
-                "in it; run durable turns with a dict context"
-            )
         config = self.run_config(run_config)
         return await self._settle_and_continue(agent, loaded, context, config, options)
 
@@ -366,6 +361,13 @@ def _parse_arguments(arguments: str) -> Any:
 
 
 def _answers(context: Any) -> MutableMapping[str, str]:
+    """Where a settled question's output waits for its approved call: the run context's
+    `CONTEXT_KEY` entry."""
+    if not isinstance(context, MutableMapping):
+        raise UsageError(
+            "a question's answer goes in the run context, which must be a mutable mapping "
+            f"(a dict) so the RunState serializes; got {type(context).__name__}"
+        )
     answers = context.setdefault(CONTEXT_KEY, {})
     if not isinstance(answers, MutableMapping):
         raise UsageError(f"the run context's {CONTEXT_KEY!r} is midturn's: leave it a dict")
