@@ -505,3 +505,20 @@ async def test_a_durable_run_needs_a_mapping_context(runtime: Runtime) -> None:
         await turn.run(agent, "Go", context=object())
     assert model.calls == ()  # refused before the model was called
     assert await requested(runtime, "session-8") == []
+
+
+@MODES
+async def test_7_a_handoff_target_has_no_tool(runtime: Runtime, durable: bool) -> None:
+    turn = MidturnRun(runtime, "session-9", "turn-9", durable=durable)
+    target_model = script([function_call(TOOL, ASK_DB, call_id="target-ask")])
+    target = Agent(name="billing", model=target_model, tools=[turn.tool])
+    root_model = ScriptedModel([[function_call("transfer_to_billing", {}, call_id="call-hand")]])
+    root = Agent(name="assistant", model=root_model, tools=[turn.tool], handoffs=[target])
+    result = await asyncio.wait_for(turn.run(root, "Bill me"), SAFETY_S)
+
+    assert result is not None
+    assert result.last_agent is target
+    assert TOOL in offered(root_model.calls[0])
+    assert TOOL not in offered(target_model.calls[0])  # the handoff target never sees it
+    assert outputs(target_model.calls[1], "target-ask")[0].startswith(UNAVAILABLE)
+    assert await requested(runtime, "session-9") == []
