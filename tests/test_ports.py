@@ -204,7 +204,7 @@ async def test_the_implementations_pass_as_the_ports(live: LiveGateway) -> None:
 
 
 def test_the_blocking_client_passes_as_the_blocking_ports(live: LiveGateway) -> None:
-    """(The signatures themselves are proven by mypy: src/midturn/_ports_proof.py.)"""
+    """(The signatures themselves are proven by mypy: src/midturn/client/_ports_proof.py.)"""
     with Client(live.url, ADMIN) as blocking:
         assert isinstance(blocking, SyncAsker) and isinstance(blocking, SyncAnswerer)
 

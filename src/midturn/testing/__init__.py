@@ -10,7 +10,7 @@
     from midturn.testing import ModelStep, ScriptedModel, ScriptedResponder, ToolCall, answer
 """
 
-from midturn._scripted_model import (
+from midturn.testing._model import (
     Conversation,
     Message,
     ModelStep,
@@ -19,7 +19,7 @@ from midturn._scripted_model import (
     ToolHandler,
     run_turn,
 )
-from midturn.runtime._testing import (
+from midturn.testing._responder import (
     Response,
     ScriptedResponder,
     allow,

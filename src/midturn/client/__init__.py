@@ -21,7 +21,7 @@ from typing import Any, Self, TypeVar
 
 import httpx
 
-from midturn._client_async import DEFAULT_GATEWAY_URL, AsyncClient, SessionCredentials
+from midturn.client._async import DEFAULT_GATEWAY_URL, AsyncClient, SessionCredentials
 from midturn.contract._interactions import Decision, Event, Interaction, InteractionKind, Risk
 from midturn.contract._ports import Parked, Settled
 from midturn.errors import UsageError
