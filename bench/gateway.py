@@ -9,7 +9,7 @@ result. The anchor: a bare FastAPI endpoint on uvicorn that
 validates a small JSON body and returns one, in its own process, driven by the same
 httpx client code. Both servers run as separate processes on 127.0.0.1.
 
-Goals (SPEC-level, from the gateway task):
+Goals (docs/benchmarks.md):
 - round-trip p50 ≤ 3 × the bare POST's p50;
 - 64 concurrent sessions: round trips/s ≥ 25 % of the bare endpoint's requests/s;
 - 1,000 concurrent waiting agents and 100 SSE streams held, then all released, with no

@@ -19,6 +19,7 @@ PUBLIC_MODULES = [
     "midturn.client",
     "midturn.testing",
     "midturn.tui",
+    "midturn.types",
 ]
 
 
@@ -32,10 +33,12 @@ def test_all_resolves(name: str) -> None:
 
 
 def test_every_public_member_is_exported() -> None:
+    """Also the names loaded on first use (`midturn.Runtime`, `midturn.Client`): `dir()`
+    lists them before they are loaded."""
     public = {
         name
-        for name, value in vars(midturn).items()
-        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+        for name in dir(midturn)
+        if not name.startswith("_") and not isinstance(getattr(midturn, name), types.ModuleType)
     }
     assert public == set(midturn.__all__) - {"__version__"}
 

@@ -1,7 +1,16 @@
 """midturn: let an AI agent stop mid-turn, ask its user a few bounded, structured
-questions, and continue the same turn with the answers."""
+questions, and continue the same turn with the answers.
 
-from midturn.client import AsyncClient, Client
+`import midturn` loads the pure contract and the errors only; the runtime, the stores
+and the HTTP client load on first use of one of their names (`midturn.Runtime`,
+`midturn.open_store`, `midturn.Client`, ...), so a host that only parses asks never
+imports HTTP or a database driver.
+"""
+
+import importlib
+import typing
+
+from midturn._public import publish as _publish
 from midturn.contract import (
     DIALECTS,
     HARD_LIMITS,
@@ -11,6 +20,7 @@ from midturn.contract import (
     Ask,
     Asker,
     AskResult,
+    Dialect,
     Event,
     Interaction,
     Limits,
@@ -27,6 +37,7 @@ from midturn.contract import (
     get_dialect,
     parse_answer,
     parse_ask,
+    register_dialect,
     render,
     tool_spec,
 )
@@ -43,8 +54,11 @@ from midturn.errors import (
     Unauthorized,
     UsageError,
 )
-from midturn.runtime import Runtime, Turn
-from midturn.store import Store, open_store
+
+if typing.TYPE_CHECKING:
+    from midturn.client import AsyncClient, Client
+    from midturn.runtime import Runtime, Turn
+    from midturn.store import Store, open_store, register_store
 
 __version__ = "0.1.0"
 
@@ -60,6 +74,7 @@ __all__ = [
     "Asker",
     "AsyncClient",
     "Client",
+    "Dialect",
     "Event",
     "Forbidden",
     "GatewayError",
@@ -91,6 +106,35 @@ __all__ = [
     "open_store",
     "parse_answer",
     "parse_ask",
+    "register_dialect",
+    "register_store",
     "render",
     "tool_spec",
 ]
+
+_LAZY = {
+    "AsyncClient": "midturn.client",
+    "Client": "midturn.client",
+    "Runtime": "midturn.runtime",
+    "Turn": "midturn.runtime",
+    "Store": "midturn.store",
+    "open_store": "midturn.store",
+    "register_store": "midturn.store",
+}
+"""Names loaded on first use, and the public module each comes from."""
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'midturn' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+_publish("midturn", globals(), __all__)

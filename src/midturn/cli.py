@@ -1,4 +1,5 @@
-"""The `midturn` command (SPEC §7.3): `serve`, `ask`, `answer` and `demo`.
+"""The `midturn` command (docs/terminal.md#the-midturn-command): `serve`, `ask`, `answer` and
+`demo`.
 
 `midturn ask` exit codes: 0 answered, 1 skipped (or redirected), 2 usage error,
 3 timed out, 4 unavailable (no terminal here and no gateway), 130 stopped.

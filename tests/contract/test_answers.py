@@ -1,4 +1,4 @@
-"""Lenient answers from a client (SPEC §2.4) and the results made without one."""
+"""Lenient answers from a client (docs/contract.md#answers) and the results made without one."""
 
 from __future__ import annotations
 
@@ -405,3 +405,24 @@ def test_uniform_results(ask: midturn.Ask, outcome: Any) -> None:
         ("features", outcome),
         ("name", outcome),
     ]
+
+
+def test_limits_bound_everything_the_person_typed() -> None:
+    ask = midturn.parse_ask(
+        {
+            "questions": [
+                {"id": "db", "question": "Which database?", "options": ["PostgreSQL", "SQLite"]},
+                {"id": "name", "question": "What name?", "kind": "text"},
+            ]
+        }
+    )
+    tight = midturn.Limits(max_text_chars=5)
+    for payload in (
+        {"answers": {"db": 0, "name": "billing"}},
+        {"answers": {"db": "MariaDB", "name": "x"}},
+        {"redirect": "use MySQL instead"},
+    ):
+        with pytest.raises(InvalidAnswer, match="at most 5"):
+            midturn.parse_answer(ask, payload, limits=tight)
+        assert midturn.parse_answer(ask, payload).outcome in ("answered", "redirected")
+    assert midturn.parse_answer(ask, {"redirect": "MySQL"}, limits=tight).message == "MySQL"

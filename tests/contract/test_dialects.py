@@ -1,5 +1,5 @@
 """The dialect registry: names, auto-detection of every product's shape, and the round
-trip of each shape through the canonical form (SPEC §2.6)."""
+trip of each shape through the canonical form (docs/dialects.md)."""
 
 from __future__ import annotations
 

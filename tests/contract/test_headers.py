@@ -1,4 +1,5 @@
-"""Headers derived from the question: never cut mid-word, always distinct (SPEC §2.1)."""
+"""Headers derived from the question: never cut mid-word, always distinct
+(docs/contract.md#the-canonical-ask)."""
 
 from __future__ import annotations
 

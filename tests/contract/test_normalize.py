@@ -1,4 +1,5 @@
-"""Normalization before validation (SPEC §2.2): each fix applied and reported."""
+"""Normalization before validation (docs/contract.md#normalization): each fix applied and
+reported."""
 
 from __future__ import annotations
 

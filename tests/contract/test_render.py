@@ -1,4 +1,4 @@
-"""The result the model reads (SPEC §2.5) and the midturn dialect's tool output."""
+"""The result the model reads (docs/contract.md#results) and the midturn dialect's tool output."""
 
 from __future__ import annotations
 
@@ -144,16 +144,16 @@ def test_the_tool_output_carries_the_canonical_json(ask: midturn.Ask) -> None:
 def test_the_dialect_describes_and_schemas_itself() -> None:
     dialect = MidturnDialect()
     assert (dialect.name, dialect.tool_name) == ("midturn", "ask_user_question")
-    schema = dialect.input_schema()
-    assert schema == dialect.input_schema()
-    assert schema is not dialect.input_schema()
+    schema = dialect.input_schema(dialect.limits)
+    assert schema == dialect.input_schema(dialect.limits)
+    assert schema is not dialect.input_schema(dialect.limits)
     schema["properties"].clear()
-    assert dialect.input_schema()["properties"]["questions"]["maxItems"] == 4
-    question = dialect.input_schema()["properties"]["questions"]["items"]
+    assert dialect.input_schema(dialect.limits)["properties"]["questions"]["maxItems"] == 4
+    question = dialect.input_schema(dialect.limits)["properties"]["questions"]["items"]
     assert question["required"] == ["question"]
     assert question["properties"]["header"]["maxLength"] == 12
     assert question["properties"]["options"]["minItems"] == 2
-    description = dialect.description()
+    description = dialect.description(dialect.limits)
     assert 'Never add an "Other"' in description
     assert "ask once" in description
 

@@ -1,4 +1,4 @@
-"""Tool specs (SPEC §2.6): every dialect in every format, a constant to the byte, a
+"""Tool specs (docs/dialects.md): every dialect in every format, a constant to the byte, a
 well-formed JSON Schema that each product's own payloads satisfy; and SYSTEM_PROMPT."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_spec_is_byte_identical_on_every_call(dialect: str, fmt: str) -> None:
 def test_spec_shape_name_and_schema(dialect: str, fmt: str) -> None:
     name, description, schema = parts(tool_spec(dialect, fmt), fmt)
     assert name == get_dialect(dialect).tool_name
-    assert description == get_dialect(dialect).description()
+    assert description == get_dialect(dialect).description(get_dialect(dialect).limits)
     assert schema["type"] == "object" and schema["required"]
     assert meta_problems(schema) == []
 
@@ -121,7 +121,7 @@ def test_schemas_refuse_what_the_dialect_refuses() -> None:
 
 @pytest.mark.parametrize("dialect", list(DIALECTS))
 def test_descriptions_say_bounded_this_turn_once_and_never_other(dialect: str) -> None:
-    text = get_dialect(dialect).description()
+    text = get_dialect(dialect).description(get_dialect(dialect).limits)
     lowered = text.lower()
     assert "same turn" in lowered or "same run" in lowered
     assert "bounded" in lowered and "once" in lowered
@@ -148,3 +148,24 @@ def test_system_prompt_says_when_to_ask() -> None:
     assert '"other"' in lowered
     assert "ordinary text" in lowered
     assert len(SYSTEM_PROMPT) < 800
+
+
+@pytest.mark.parametrize("dialect", list(DIALECTS))
+def test_a_spec_under_limits_is_a_constant_and_shows_them(dialect: str) -> None:
+    tight = midturn.Limits(max_options=3, max_label_chars=30, max_question_chars=200)
+    first = json.dumps(tool_spec(dialect, "mcp", limits=tight))
+    again = json.dumps(tool_spec(dialect, "mcp", limits=midturn.Limits(**tight.model_dump())))
+    assert first == again
+    assert first != json.dumps(tool_spec(dialect, "mcp"))
+    _, _, schema = parts(json.loads(first), "mcp")
+    lengths = [node["maxLength"] for node in walk(schema) if "maxLength" in node]
+    assert 200 in lengths and 30 in lengths
+    assert 500 not in lengths and 80 not in lengths
+    assert tool_spec(dialect, "mcp", limits=get_dialect(dialect).limits) == tool_spec(
+        dialect, "mcp"
+    )
+
+
+def test_limits_must_be_limits() -> None:
+    with pytest.raises(midturn.UsageError, match=r"limits must be a midturn\.Limits"):
+        tool_spec("midturn", "openai", limits={"max_questions": 2})  # type: ignore[arg-type]

@@ -1,4 +1,5 @@
-"""Strict validation of a model's ask (SPEC §2.1, §2.3), through `midturn.parse_ask`."""
+"""Strict validation of a model's ask (docs/contract.md#the-canonical-ask,
+docs/contract.md#strict-validation), through `midturn.parse_ask`."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def choice(
     }
 
 
-SPEC_EXAMPLE = {
+CANONICAL_EXAMPLE = {
     "questions": [
         {
             "id": "db",
@@ -50,7 +51,7 @@ SPEC_EXAMPLE = {
 
 
 def test_the_spec_example_is_accepted_as_written() -> None:
-    ask = parse(SPEC_EXAMPLE)
+    ask = parse(CANONICAL_EXAMPLE)
     db, name = ask.questions
     assert (db.id, db.header, db.kind, db.multi, db.recommended) == (
         "db",

@@ -1,4 +1,4 @@
-"""Every refusal of SPEC §6, each a JSON `{error, message}` body that says what to do,
+"""Every refusal of docs/protocol.md, each a JSON `{error, message}` body that says what to do,
 and none of them changing anything."""
 
 from __future__ import annotations

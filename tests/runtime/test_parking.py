@@ -1,4 +1,5 @@
-"""SPEC §3.1: persist then publish, settle exactly once, duplicates, refusals, stops."""
+"""docs/runtime.md#states: persist then publish, settle exactly once, duplicates, refusals,
+stops."""
 
 from __future__ import annotations
 

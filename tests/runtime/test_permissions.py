@@ -1,4 +1,5 @@
-"""SPEC §3.3 permissions and §3.4 availability."""
+"""Permissions (docs/runtime.md#permissions) and availability
+(docs/runtime.md#where-nobody-can-answer)."""
 
 from __future__ import annotations
 

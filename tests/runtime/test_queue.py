@@ -1,4 +1,5 @@
-"""SPEC §3.2: one surface per session — a shared FIFO of asks and permissions."""
+"""docs/runtime.md#one-queue-per-session: one surface per session — a shared FIFO of asks and
+permissions."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""SPEC §3.5 and §4: the same tool call is never run twice; pending asks survive
-restarts and crashes."""
+"""docs/runtime.md#resuming-a-tool-call and docs/storage.md: the same tool call is never run twice;
+pending asks survive restarts and crashes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC §3.7: a secret answer lives in this process's memory only."""
+"""docs/runtime.md#secrets: a secret answer lives in this process's memory only."""
 
 from __future__ import annotations
 

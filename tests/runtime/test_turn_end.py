@@ -1,6 +1,7 @@
 """A turn ends — stopped, finished, or its `Turn` block left — and with it every grant it
-gave (SPEC §3.3): an `allow_for_turn` never outlives its turn, never spans a session, and
-an ended turn parks nothing new. Held in the store, so across restarts and processes."""
+gave (docs/runtime.md#permissions): an `allow_for_turn` never outlives its turn, never
+spans a session, and an ended turn parks nothing new. Held in the store, so across
+restarts and processes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The store conformance suite (SPEC §4), part 1: lifecycle, interactions, settling.
+"""The store conformance suite (docs/storage.md), part 1: lifecycle, interactions, settling.
 Every backend must pass every test here and in `test_conformance_*.py`.
 
 The fixtures in `conftest.py` run each test once per backend (memory, SQLite,

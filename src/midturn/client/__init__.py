@@ -21,6 +21,7 @@ from typing import Any, Self, TypeVar
 
 import httpx
 
+from midturn._public import publish as _publish
 from midturn.client._async import DEFAULT_GATEWAY_URL, AsyncClient, SessionCredentials
 from midturn.contract._interactions import Decision, Event, Interaction, InteractionKind, Risk
 from midturn.contract._ports import Parked, Settled
@@ -200,3 +201,6 @@ class Client:
         finally:
             if not self._closed:
                 self._runner.run(stream.aclose())
+
+
+_publish("midturn.client", globals(), __all__)

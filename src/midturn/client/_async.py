@@ -337,8 +337,8 @@ class AsyncClient:
         return await self.wait(parked.interaction.id, remaining)
 
     async def answer(self, interaction_id: str, payload: Any) -> Settled:
-        """Answer an ask in any shape of SPEC §2.4. Raises `InvalidAnswer` (the ask stays
-        pending) or `AlreadySettled` (with the settled interaction)."""
+        """Answer an ask in any shape of docs/contract.md#answers. Raises `InvalidAnswer` (the ask
+        stays pending) or `AlreadySettled` (with the settled interaction)."""
         reply = await self._call(
             "POST", f"/v1/asks/{interaction_id}/answer", json_body=payload, has_body=True
         )

@@ -1,6 +1,7 @@
-"""The question contract: pure values and functions, no I/O (SPEC §2), and the ports
-every surface codes against (`Asker`, `Answerer`; docs/ports.md)."""
+"""The question contract: pure values and functions, no I/O (docs/contract.md), and the
+ports every surface codes against (`Asker`, `Answerer`; docs/ports.md)."""
 
+from midturn._public import publish as _publish
 from midturn.contract._api import parse_answer, parse_ask, render
 from midturn.contract._interactions import (
     Event,
@@ -30,7 +31,14 @@ from midturn.contract._ports import (
 )
 from midturn.contract._prompt import SYSTEM_PROMPT
 from midturn.contract._tool_spec import tool_spec
-from midturn.contract.dialects import DIALECTS, Dialect, get_dialect
+from midturn.contract.dialects import (
+    DIALECTS,
+    Dialect,
+    get_dialect,
+    load_dialect_entry_points,
+    register_dialect,
+    unregister_dialect,
+)
 
 __all__ = [
     "DIALECTS",
@@ -57,8 +65,13 @@ __all__ = [
     "SyncAsker",
     "ToolOutput",
     "get_dialect",
+    "load_dialect_entry_points",
     "parse_answer",
     "parse_ask",
+    "register_dialect",
     "render",
     "tool_spec",
+    "unregister_dialect",
 ]
+
+_publish("midturn.contract", globals(), __all__)

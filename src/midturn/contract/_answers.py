@@ -1,5 +1,5 @@
-"""Answers from a client, read leniently (SPEC §2.4), and the results the runtime makes
-without one (timeout, cancelled, unavailable, redirected).
+"""Answers from a client, read leniently (docs/contract.md#answers), and the results the runtime
+makes without one (timeout, cancelled, unavailable, redirected).
 
 Every unambiguous shape is accepted; `InvalidAnswer` is raised only where there is no
 sound reading, and its reason says what to send instead. Nothing here changes the ask.
@@ -44,8 +44,12 @@ def _choices_hint(question: Question) -> str:
 
 
 def parse_answer(ask: Ask, payload: Any, *, limits: Limits | None = None) -> AskResult:
-    """Read a client's answer to `ask` (SPEC §2.4). Raises `InvalidAnswer` only where
-    there is no sound reading; the ask is then untouched and can be answered again."""
+    """Read a client's answer to `ask` (docs/contract.md#answers). Raises `InvalidAnswer` only where
+    there is no sound reading; the ask is then untouched and can be answered again.
+
+    `limits.max_text_chars` bounds everything the person typed: a text answer, Other text
+    and a redirect's message. The counts of choices are the ask's own (each question's
+    `min_choices`/`max_choices`, already within the limits it was parsed under)."""
     reader = _Reader(ask, limits or _DEFAULT_LIMITS)
     if isinstance(payload, dict):
         return reader.object(payload)
@@ -72,7 +76,13 @@ class _Reader:
                     f"redirect is {kind_of(message)}; send the user's chat message as a "
                     'non-empty string: {"redirect": "..."}'
                 )
-            return redirect_result(self.ask, message.strip())
+            message = message.strip()
+            if len(message) > self.limits.max_text_chars:
+                raise InvalidAnswer(
+                    f"a redirect of {len(message)} characters given; send at most "
+                    f"{self.limits.max_text_chars}"
+                )
+            return redirect_result(self.ask, message)
         if "answers" in payload:
             inner = payload["answers"]
             if isinstance(inner, dict):
@@ -402,8 +412,8 @@ def uniform_result(
 
 
 def redirect_result(ask: Ask, message: str) -> AskResult:
-    """The user wrote a chat message instead of answering (SPEC §3.6): every question is
-    skipped and the message rides on the result."""
+    """The user wrote a chat message instead of answering (docs/runtime.md#redirect): every
+    question is skipped and the message rides on the result."""
     answers = tuple(_status(question, "skipped") for question in ask.questions)
     return AskResult(outcome="redirected", answers=answers, message=message)
 

@@ -24,9 +24,10 @@ def parse_ask(tool_input: Any, dialect: str = "midturn", *, limits: Limits | Non
 
 
 def parse_answer(ask: Ask, payload: Any, *, limits: Limits | None = None) -> AskResult:
-    """Read a client's answer leniently (SPEC §2.4). Raises `InvalidAnswer` only where
-    there is no sound reading; the ask is then still pending. `limits` bounds typed text
-    (`max_text_chars`); the defaults apply when it is not given."""
+    """Read a client's answer leniently (docs/contract.md#answers). Raises `InvalidAnswer` only
+    where there is no sound reading; the ask is then still pending. `limits` bounds what the
+    person typed (`max_text_chars`: text, Other text, a redirect); pass the limits the ask
+    was parsed under. The defaults apply when it is not given."""
     return _parse_answer(ask, payload, limits=limits)
 
 

@@ -1,6 +1,6 @@
 """A paused turn as a value: interactions (asks and permissions), their decisions and
-the events about them (SPEC §3, §5). The same objects live in the store, travel on the
-wire and feed the user interfaces.
+the events about them (docs/runtime.md, docs/protocol.md#events-server-sent). The same objects live
+in the store, travel on the wire and feed the user interfaces.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ __all__ = [
     "InteractionStatus",
     "NewEvent",
     "PermissionDecision",
+    "PermissionOutcome",
     "PermissionRequest",
     "Risk",
     "utcnow",
@@ -46,6 +47,7 @@ PERMISSION_STATUSES: frozenset[str] = frozenset(
 )
 Risk = Literal["low", "medium", "high"]
 Decision = Literal["allow", "deny", "allow_for_turn"]
+PermissionOutcome = Literal["allowed", "denied", "timed_out", "cancelled", "unavailable"]
 EventType = Literal[
     "user_question_requested",
     "user_question_answered",
@@ -69,7 +71,7 @@ class _Model(BaseModel):
 
 
 class PermissionRequest(_Model):
-    """An approval request for one tool call (SPEC §3.3)."""
+    """An approval request for one tool call (docs/runtime.md#permissions)."""
 
     tool: str = Field(min_length=1, max_length=200)
     summary: str = Field(min_length=1, max_length=500)
@@ -82,7 +84,7 @@ class PermissionDecision(_Model):
     out, was cancelled or nobody could answer); `message` is passed to the model on a
     deny; `auto` marks an allow granted by an earlier `allow_for_turn`."""
 
-    outcome: Literal["allowed", "denied", "timed_out", "cancelled", "unavailable"]
+    outcome: PermissionOutcome
     decision: Decision | None = None
     message: str | None = None
     auto: bool = False

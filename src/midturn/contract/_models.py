@@ -1,5 +1,6 @@
 """The values of the question contract: an ask, its questions and options, the limits a
-host sets, the result, and the tool output the model reads (SPEC §2.1, §2.5).
+host sets, the result, and the tool output the model reads (docs/contract.md#the-canonical-ask,
+docs/contract.md#results).
 
 These are plain data. `parse_ask` and `parse_answer` build them from untrusted input and
 do all the checking; constructing them directly (for example when reading them back from a
@@ -108,8 +109,8 @@ class Question(_Frozen):
 class Ask(_Frozen):
     """A validated call of the question tool: 1–N questions, shown and answered together.
 
-    `warnings` lists what normalization fixed (SPEC §2.2), for the host to log; it is not
-    part of what the user sees.
+    `warnings` lists what normalization fixed (docs/contract.md#normalization), for the host to
+    log; it is not part of what the user sees.
     """
 
     questions: tuple[Question, ...]
@@ -147,8 +148,8 @@ class QuestionAnswer(_Frozen):
 
 
 class AskResult(_Frozen):
-    """The canonical result of an ask (SPEC §2.5). `message` carries the user's chat text
-    when the outcome is `redirected`."""
+    """The canonical result of an ask (docs/contract.md#results). `message` carries the user's chat
+    text when the outcome is `redirected`."""
 
     outcome: Outcome
     answers: tuple[QuestionAnswer, ...] = ()

@@ -1,5 +1,5 @@
-"""Text fixes that have one obvious meaning (SPEC §2.2): trimming, folding newlines,
-recognising the escape options a client owns, the "(Recommended)" suffix, and headers
+"""Text fixes that have one obvious meaning (docs/contract.md#normalization): trimming, folding
+newlines, recognising the escape options a client owns, the "(Recommended)" suffix, and headers
 derived from the question text.
 
 How a missing header is derived (the rules a user can rely on):

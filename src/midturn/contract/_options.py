@@ -1,6 +1,6 @@
-"""The options of a choice question (SPEC §2.1, §2.2): escape options dropped, repeats
-dropped, the "(Recommended)" suffix read, and the bounds on options, the recommended
-option and the number of choices checked."""
+"""The options of a choice question (docs/contract.md#the-canonical-ask,
+docs/contract.md#normalization): escape options dropped, repeats dropped, the "(Recommended)"
+suffix read, and the bounds on options, the recommended option and the number of choices checked."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The system-prompt clause that tells a model when to use the question tool (SPEC §2.6).
+"""The system-prompt clause that tells a model when to use the question tool (docs/dialects.md).
 
 A clause in the system prompt drives correct use far better than the tool description
 alone. It is a constant, so it can sit in a cached prompt prefix, and it names no tool so

@@ -1,5 +1,5 @@
-"""The text the model reads for a result (SPEC §2.5): short, plain and deterministic to
-the byte, so the same result always costs the same tokens and caches the same way.
+"""The text the model reads for a result (docs/contract.md#results): short, plain and deterministic
+to the byte, so the same result always costs the same tokens and caches the same way.
 
 ```
 The user answered:

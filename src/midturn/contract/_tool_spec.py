@@ -1,9 +1,14 @@
 """Tool registrations for the question tool in each dialect, for each model API
-(SPEC §2.6): OpenAI, Anthropic, Gemini and MCP.
+(docs/dialects.md): OpenAI, Anthropic, Gemini and MCP.
 
-A spec is a constant: it is built once per (dialect, format) and every call returns a
-fresh copy of the same bytes, so it can sit in a cacheable prompt prefix and a caller
-that edits its copy changes nothing for the next one.
+A spec is a constant: it is built once per (dialect, format, limits) and every call
+returns a fresh copy of the same bytes, so it can sit in a cacheable prompt prefix and a
+caller that edits its copy changes nothing for the next one. The cache is keyed by the
+dialect object itself, so a dialect registered anew under the same name gets its own spec.
+
+The schema and the description are drawn from the same `Limits` that `parse_ask` enforces
+(the dialect's own unless a host gives its own), so the model is never told it may send
+what validation then refuses.
 """
 
 from __future__ import annotations
@@ -12,7 +17,8 @@ import functools
 import json
 from typing import Any, Literal
 
-from midturn.contract.dialects import get_dialect
+from midturn.contract._models import Limits
+from midturn.contract.dialects import Dialect, get_dialect
 from midturn.errors import UsageError
 
 __all__ = ["FORMATS", "tool_spec"]
@@ -47,7 +53,9 @@ _GEMINI_KEYS = frozenset(
 )
 
 
-def tool_spec(dialect: str = "midturn", format: str = "openai") -> dict[str, Any]:
+def tool_spec(
+    dialect: str = "midturn", format: str = "openai", *, limits: Limits | None = None
+) -> dict[str, Any]:
     """The registration of the question tool in `dialect`'s shape for `format`:
 
     - `openai`: `{"type": "function", "function": {name, description, parameters}}`
@@ -56,8 +64,9 @@ def tool_spec(dialect: str = "midturn", format: str = "openai") -> dict[str, Any
       only what Gemini accepts (no `additionalProperties`, no `exclusiveMinimum`)
     - `mcp`: `{name, description, inputSchema}`
 
-    Every call returns a new dict with the same content, byte for byte once dumped.
-    Raises `UsageError` for an unknown dialect or format."""
+    `limits` are the host's (pass the ones given to `parse_ask` or `Runtime`); None uses
+    the dialect's own. Every call returns a new dict with the same content, byte for byte
+    once dumped. Raises `UsageError` for an unknown dialect or format."""
     if format not in FORMATS:
         known = ", ".join(repr(name) for name in FORMATS)
         raise UsageError(f"unknown tool spec format {format!r}; use one of {known}")
@@ -66,14 +75,17 @@ def tool_spec(dialect: str = "midturn", format: str = "openai") -> dict[str, Any
             "a tool spec needs a concrete dialect: register the tool under one, e.g. "
             "tool_spec('claude', ...); 'auto' only applies to reading tool input"
         )
-    spec: dict[str, Any] = json.loads(_frozen_spec(get_dialect(dialect).name, format))
+    if limits is not None and not isinstance(limits, Limits):
+        raise UsageError(f"limits must be a midturn.Limits, not {type(limits).__name__}")
+    chosen = get_dialect(dialect)
+    spec: dict[str, Any] = json.loads(_frozen_spec(chosen, format, limits or chosen.limits))
     return spec
 
 
-@functools.cache
-def _frozen_spec(dialect: str, format: str) -> str:
-    chosen = get_dialect(dialect)
-    name, description, schema = chosen.tool_name, chosen.description(), chosen.input_schema()
+@functools.lru_cache(maxsize=256)
+def _frozen_spec(chosen: Dialect, format: str, limits: Limits) -> str:
+    name = chosen.tool_name
+    description, schema = chosen.description(limits), chosen.input_schema(limits)
     spec: dict[str, Any]
     if format == "openai":
         spec = {

@@ -1,4 +1,5 @@
-"""Normalization (SPEC §2.2) and strict validation (SPEC §2.3) of a canonical ask.
+"""Normalization (docs/contract.md#normalization) and strict validation
+(docs/contract.md#strict-validation) of a canonical ask.
 
 Every problem is collected, not just the first, and each message says what was given
 and what to give, so a model can fix its call in one retry. Each normalization fix is

@@ -1,4 +1,4 @@
-"""The HTTP/SSE gateway (SPEC §6): a thin ASGI surface over the runtime.
+"""The HTTP/SSE gateway (docs/protocol.md): a thin ASGI surface over the runtime.
 
 `serve(...)` runs it (blocking); `create_app(runtime, store=..., admin_token=...)` builds
 the app over a runtime you own; `run_server(...)` is the async form of `serve`.

@@ -1,4 +1,4 @@
-"""Bearer tokens (SPEC §6): one admin token, and per session an agent and an answer token.
+"""Bearer tokens (docs/protocol.md): one admin token, and per session an agent and an answer token.
 
 Session tokens read `agent.<session_id>.<secret>` / `answer.<session_id>.<secret>`: the
 session id tells the gateway which stored hashes to compare against, so a token is

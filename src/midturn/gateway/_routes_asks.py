@@ -100,7 +100,7 @@ async def get_ask(
 async def answer_ask(
     call: Call,
     interaction_id: InteractionId,
-    payload: Annotated[Any, Body(description="an answer in any shape of SPEC §2.4")],
+    payload: Annotated[Any, Body(description="an answer in any shape of docs/contract.md#answers")],
 ) -> ModelResponse:
     """Answer an ask leniently. 409 when already settled differently, 422 when the answer
     has no sound reading (the ask stays pending)."""

@@ -1,4 +1,4 @@
-"""Server-sent event streams with `Last-Event-ID` replay (SPEC §5).
+"""Server-sent event streams with `Last-Event-ID` replay (docs/protocol.md#events-server-sent).
 
 A stream replays the stored events after the resume point, then follows live ones, from
 the process's one event hub (`_hub.py`), without polling. A pump task moves events into a queue so

@@ -68,7 +68,10 @@ class AskIn(_In):
     dialect: str = Field(
         default="midturn",
         max_length=40,
-        description="midturn, claude, maka, omp, neo, agentcore, pi-legacy, or auto",
+        description=(
+            "a registered dialect (midturn, claude, maka, omp, neo, agentcore, pi-legacy, or "
+            "one a package added, docs/dialects.md#adding-a-dialect), or auto"
+        ),
     )
     tool_call_id: str | None = Field(default=None, pattern=_ID_PATTERN)
     turn_id: str | None = Field(

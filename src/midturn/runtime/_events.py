@@ -1,4 +1,5 @@
-"""The events the runtime publishes (SPEC §5), and reading the log: replay, then follow.
+"""The events the runtime publishes (docs/protocol.md#events-server-sent), and reading the log:
+replay, then follow.
 
 A requested event carries `{"interaction": <the full interaction>, "position": <0-based
 index in the session's queue>}`; a settle event carries `{"interaction": <the settled

@@ -1,4 +1,4 @@
-"""Parking: the one turn-scoped primitive behind every ask and permission (SPEC §3.1).
+"""Parking: the one turn-scoped primitive behind every ask and permission (docs/runtime.md#states).
 
 - `park` persists the interaction and its `*_requested` event in one store transaction,
   so an answer sent the instant the event appears always finds the interaction.
@@ -173,7 +173,8 @@ class Parking:
         interaction settled at once, which nobody needs to see)."""
         async with self.session_lock(interaction.session_id):
             # The store is idempotent by (session_id, tool_call_id): a repeat writes nothing.
-            # Stamped under the lock, so creation order is queue order (SPEC §3.2).
+            # Stamped under the lock, so creation order is queue order
+            # (docs/runtime.md#one-queue-per-session).
             now = utcnow()
             stamp: dict[str, datetime] = {"created_at": now}
             if interaction.deadline is not None:

@@ -1,4 +1,4 @@
-"""Permissions (SPEC §3.3): what each decision settles to, and `allow_for_turn`.
+"""Permissions (docs/runtime.md#permissions): what each decision settles to, and `allow_for_turn`.
 
 | decision / event     | status      | `PermissionDecision`                                 |
 |----------------------|-------------|------------------------------------------------------|

@@ -1,4 +1,4 @@
-"""The runtime: park a turn, settle each interaction exactly once (SPEC §3).
+"""The runtime: park a turn, settle each interaction exactly once (docs/runtime.md).
 
 `Runtime` implements the asker and answerer ports (`midturn.Asker`, `midturn.Answerer`,
 docs/ports.md) with exactly `AsyncClient`'s signatures; surfaces code against the ports.
@@ -33,6 +33,8 @@ from midturn.contract._interactions import (
 )
 from midturn.contract._models import AskResult, Limits, ToolOutput
 from midturn.contract._ports import Parked, Settled
+from midturn.contract._tool_spec import tool_spec
+from midturn.contract.dialects import get_dialect
 from midturn.errors import (
     AlreadySettled,
     InvalidAnswer,
@@ -92,10 +94,11 @@ class Runtime:
     """One runtime per process, over one store. An async context manager.
 
     - `interactive=False` declares that no person can answer here: `ask` then settles
-      `unavailable` at once (SPEC §3.4).
+      `unavailable` at once (docs/runtime.md#where-nobody-can-answer).
     - `permission_timeout_s` is the default permission timeout (after it the permission
       settles `timed_out`, which never lets the tool run); `None` for no default timeout.
-    - `limits` bounds every ask (SPEC §2.1); None uses each dialect's own.
+    - `limits` bounds every ask (docs/contract.md#the-canonical-ask), every answer's typed text and
+      the schema `tool_spec()` shows the model; None uses each dialect's own.
     - `clock` gives the wall-clock time in seconds (for deadlines); tests may replace it.
 
     The runtime opens the store if needed and never closes it: whoever made the store
@@ -164,6 +167,22 @@ class Runtime:
                 "the runtime is not open; use `async with Runtime(store) as runtime:` "
                 "(or `await runtime.open()`)"
             )
+
+    # -- limits -----------------------------------------------------------------------
+
+    def tool_spec(self, dialect: str = "midturn", format: str = "openai") -> dict[str, Any]:
+        """`midturn.tool_spec` under this runtime's limits: the schema the model sees
+        allows exactly what `ask` accepts."""
+        return tool_spec(dialect, format, limits=self.limits)
+
+    def _limits_for(self, dialect: str) -> Limits:
+        """The limits an ask of `dialect` was parsed under, for reading its answer."""
+        if self.limits is not None:
+            return self.limits
+        try:
+            return get_dialect(dialect).limits
+        except UsageError:  # a stored ask of a dialect no longer registered
+            return Limits()
 
     # -- creating ---------------------------------------------------------------------
 
@@ -359,8 +378,8 @@ class Runtime:
     # -- responding -------------------------------------------------------------------
 
     async def answer(self, interaction_id: str, payload: Any, *, by: str | None = None) -> Settled:
-        """Settle an ask from a lenient answer payload (SPEC §2.4), including skip and
-        redirect shapes. Raises `InvalidAnswer` (nothing changes), `AlreadySettled` (a
+        """Settle an ask from a lenient answer payload (docs/contract.md#answers), including skip
+        and redirect shapes. Raises `InvalidAnswer` (nothing changes), `AlreadySettled` (a
         different response after settling), `NotFound`, `UsageError` (not an ask)."""
         self._check_open()
         current = await self._parking.read(interaction_id)
@@ -369,7 +388,7 @@ class Runtime:
                 f"interaction {interaction_id} is a permission; decide it with decide()"
             )
         if current.pending:
-            result = parse_answer(current.ask, payload)
+            result = parse_answer(current.ask, payload, limits=self._limits_for(current.dialect))
             outcome = await self._parking.settle(
                 current, _STATUS_OF[result.outcome], result=result, by=by
             )
@@ -379,7 +398,9 @@ class Runtime:
         else:
             settled = current
             try:
-                result = parse_answer(current.ask, payload)
+                result = parse_answer(
+                    current.ask, payload, limits=self._limits_for(current.dialect)
+                )
             except InvalidAnswer:
                 raise AlreadySettled(settled) from None
         if self._same_result(settled, result):
@@ -509,7 +530,8 @@ class Runtime:
         return Settled.of(await self._parking.wait(interaction_id, timeout))
 
     async def queue(self, session_id: str) -> list[Interaction]:
-        """The session's pending interactions, head first (SPEC §3.2)."""
+        """The session's pending interactions, head first
+        (docs/runtime.md#one-queue-per-session)."""
         return await self.store.list_interactions(session_id=session_id, status="pending")
 
     async def inbox(self) -> list[Interaction]:
@@ -534,7 +556,7 @@ class Runtime:
 
     def turn(self, session_id: str, turn_id: str, *, stop_on_exit: bool = True) -> Turn:
         """A handle on one turn: `async with runtime.turn(sid, tid) as turn:` — its
-        `waiting` state (SPEC's `waiting_user_input`), `on_waiting` hook and
+        `waiting` state (`waiting_user_input`, docs/runtime.md#turns), `on_waiting` hook and
         `wait_until`; leaving the block stops the turn (cancelling what it parked)."""
         return Turn(self, session_id, turn_id, stop_on_exit=stop_on_exit)
 

@@ -1,5 +1,5 @@
 """A turn as a handle: its `waiting_user_input` state, a hook, an awaitable, and a scope
-that stops the turn when it ends (SPEC §3.1).
+that stops the turn when it ends (docs/runtime.md#states).
 
 A turn is waiting while at least one interaction it parked is pending. The runtime
 publishes `turn_waiting` when the first one parks and `turn_resumed` when the last one

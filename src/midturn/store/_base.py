@@ -1,4 +1,4 @@
-"""The `Store` interface every backend implements (SPEC §4).
+"""The `Store` interface every backend implements (docs/storage.md).
 
 A store keeps three things: interactions (asks and permissions, pending or settled),
 sessions (with hashed tokens, for the gateway) and an append-only event log. Every
@@ -112,7 +112,9 @@ class Store(abc.ABC):
         if listener in self._listeners:
             self._listeners.remove(listener)
 
-    def _notify(self, last_event_id: int) -> None:
+    def notify_listeners(self, last_event_id: int) -> None:
+        """Call every listener with the newest event id. A backend calls this after it
+        appended events, and whenever it learns that another process did."""
         for listener in list(self._listeners):
             listener(last_event_id)
 

@@ -314,7 +314,7 @@ class MemoryStore(Store):
             self._events.append(event)
             self._event_positions.setdefault(event.session_id, []).append(position)
             appended.append(event)
-        self._notify(appended[-1].id)
+        self.notify_listeners(appended[-1].id)
         return tuple(appended)
 
     async def append_events(self, events: Sequence[NewEvent]) -> tuple[Event, ...]:

@@ -27,7 +27,7 @@ How it stays correct with many processes:
   event insert and the commit, so appends stay short and cannot deadlock.
 - Each append also runs `NOTIFY midturn_events` in its transaction (delivered at
   commit) with the payload `<last id>:<schema>`. Every store object LISTENs on a
-  dedicated connection (`_postgres_listen.py`) and calls `_notify(last id)` for the
+  dedicated connection (`_postgres_listen.py`) and calls `notify_listeners(last id)` for the
   appends of other store objects — other replicas — in its schema. Its own appends it
   announces directly after commit (and ignores when their notification comes back).
   Listeners hear each id at most once, in increasing order.
@@ -180,7 +180,7 @@ class PostgresStore(Store):
         newer id) already, so they hear ids in increasing order."""
         if last_event_id > self._heard:
             self._heard = last_event_id
-            self._notify(last_event_id)
+            self.notify_listeners(last_event_id)
 
     def _on_payload(self, payload: str) -> None:
         """A notification from any store object on this database, this one included: its

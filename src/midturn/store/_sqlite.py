@@ -194,7 +194,7 @@ class SqliteStore(Store):
         """Tell listeners about `newest`, unless they have heard of it or a newer id."""
         if newest > self._heard:
             self._heard = newest
-            self._notify(newest)
+            self.notify_listeners(newest)
 
     async def _watch(self) -> None:
         """Find appends made through other connections to the file (see the module doc)."""

@@ -1,5 +1,5 @@
 """The terminal picker: answer asks and permission requests inline in a terminal
-(SPEC §7.1). Usable by any terminal agent: give it an `Ask`, get an answer payload.
+(docs/terminal.md). Usable by any terminal agent: give it an `Ask`, get an answer payload.
 
 - `pick(ask)` / `pick_permission(request)` (and `_sync` forms) show one interaction.
 - `answer_loop(answerer, terminal, session_id=...)` answers a queue's head again and
@@ -8,6 +8,7 @@
 - `sanitize(text)` is the filter every model-written string passes before display.
 """
 
+from midturn._public import publish as _publish
 from midturn.tui._answerer import answer_loop
 from midturn.tui._permission import PermissionChoice, pick_permission, pick_permission_sync
 from midturn.tui._picker import DEFAULT_REPEAT_WINDOW_S, PickerResult, pick, pick_sync
@@ -27,3 +28,5 @@ __all__ = [
     "pick_sync",
     "sanitize",
 ]
+
+_publish("midturn.tui", globals(), __all__)

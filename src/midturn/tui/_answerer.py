@@ -2,7 +2,7 @@
 
 It codes against the answerer port (`midturn.Answerer`), so the same loop serves
 `midturn answer` (a gateway's queue, through `AsyncClient`) and `midturn demo` (an
-in-process `Runtime`). Only the head is shown (SPEC §3.2); when the
+in-process `Runtime`). Only the head is shown (docs/runtime.md#one-queue-per-session); when the
 head is settled somewhere else (the web inbox, another terminal) the picker closes and
 the next one opens.
 """

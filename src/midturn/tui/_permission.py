@@ -1,4 +1,5 @@
-"""`pick_permission`: decide a permission request in the same inline picker (SPEC §3.3).
+"""`pick_permission`: decide a permission request in the same inline picker
+(docs/runtime.md#permissions).
 
 Rows: Allow, Allow for this turn, Deny (typing on Deny adds a message for the model),
 and Show details when the request has any. Details open below the rows, wrapped and

@@ -1,4 +1,4 @@
-"""`pick`: answer an ask in the terminal, inline below the conversation (SPEC §7.1)."""
+"""`pick`: answer an ask in the terminal, inline below the conversation (docs/terminal.md)."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ DEFAULT_REPEAT_WINDOW_S = 0.5
 class PickerResult:
     """What the person did with the ask.
 
-    `payload` is an answer in a SPEC §2.4 shape, ready for `midturn.parse_answer` or a
-    gateway's answer route (every question skipped is still a payload: each value is
+    `payload` is an answer in a shape of docs/contract.md#answers, ready for `midturn.parse_answer`
+    or a gateway's answer route (every question skipped is still a payload: each value is
     `None`). `stopped` is true when they pressed Ctrl-C to stop the turn; `payload` is
     then `None`. A secret's value is in `payload` in memory: never log it.
     """

@@ -1,4 +1,4 @@
-"""The picker's state machine: what each key does to an ask being answered (SPEC §7.1).
+"""The picker's state machine: what each key does to an ask being answered (docs/terminal.md).
 
 Pure and synchronous: no terminal, no prompt_toolkit. The application in `_picker.py`
 maps keys onto these methods and draws the state with `_render.py`.

@@ -96,7 +96,7 @@ export class Api {
     return body.interactions;
   }
 
-  // payload is any answer shape of SPEC §2.4; see answerPayload() below.
+  // payload is any answer shape of docs/contract.md#answers; see answerPayload() below.
   answer(askId, payload) {
     return this.request("POST", `/v1/asks/${enc(askId)}/answer`, payload);
   }
@@ -188,7 +188,7 @@ function sleep(ms, signal) {
   });
 }
 
-// The answer body for an ask from the tray's per-question state (SPEC §2.4, keyed by
+// The answer body for an ask from the tray's per-question state (docs/contract.md#answers, keyed by
 // question id). Each state is {skipped, selected: Set<index>, other: bool, otherText,
 // text}; an unanswered or skipped question is null.
 export function answerPayload(ask, states) {

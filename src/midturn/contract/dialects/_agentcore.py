@@ -1,4 +1,4 @@
-"""The `agentcore` dialect: the Strands/AgentCore `ask_user_question` (SPEC §2.6).
+"""The `agentcore` dialect: the Strands/AgentCore `ask_user_question` (docs/dialects.md).
 
 Input: `{questions[1–4]{header, question, multiSelect, options[2–4]{label, description}}}`
 where `header` is required (at most 12 characters): it is the answer's key. Result: text
@@ -12,14 +12,14 @@ only (`data` is None):
 Labels are bare, typed text is quoted. Choices made here for what the product's
 contract leaves open: an all-skipped result reads the same way, one skipped line per
 question; timed out, unavailable, redirected and cancelled read as the canonical sentence
-(SPEC §2.5).
+(docs/contract.md#results).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from midturn.contract._models import AskResult, ToolOutput
+from midturn.contract._models import AskResult, Limits, ToolOutput
 from midturn.contract._render import answer_value, canonical_text
 from midturn.contract.dialects._base import Dialect
 from midturn.contract.dialects._schema import (
@@ -31,6 +31,7 @@ from midturn.contract.dialects._schema import (
     question_text,
     questions_array,
     several,
+    span,
     string,
 )
 from midturn.contract.dialects._shape import (
@@ -45,16 +46,22 @@ from midturn.errors import InvalidAsk, Problem
 
 __all__ = ["AgentCoreDialect"]
 
-_DESCRIPTION = (
-    "Pause and ask the user 1-4 structured multiple-choice questions, then continue this "
-    "same turn with the answers as this tool's result. Use it only for a bounded decision "
-    "you need before you can continue, never for open-ended discussion (reply in ordinary "
-    "text for that). Ask once: put every question in one call and do not open a second "
-    "round. Each question needs a unique short header (at most 12 characters; the answer "
-    "is reported under it) and 2-4 mutually exclusive options; set multiSelect to true "
-    'when several may apply. Never add an "Other" option: the user can always type their '
-    "own answer or skip."
-)
+
+def _description(limits: Limits) -> str:
+    options = span(limits.min_options, limits.max_options)
+    questions = span(1, limits.max_questions)
+    header = limits.max_header_chars
+    return (
+        f"Pause and ask the user {questions} structured multiple-choice questions, then "
+        "continue this same turn with the answers as this tool's result. Use it only for a "
+        "bounded decision you need before you can continue, never for open-ended discussion "
+        "(reply in ordinary text for that). Ask once: put every question in one call and do "
+        "not open a second round. Each question needs a unique short header (at most "
+        f"{header} characters; the answer is reported under it) and {options} mutually "
+        "exclusive options; set multiSelect to true when several may apply. Never add an "
+        '"Other" option: the user can always type their own answer or skip.'
+    )
+
 
 _SHAPE = (
     '{"questions": [{"header": "...", "question": "...", "multiSelect": false, '
@@ -96,11 +103,10 @@ class AgentCoreDialect(Dialect):
         ]
         return ToolOutput(text="\n".join(["The user answered:", *lines]))
 
-    def description(self) -> str:
-        return _DESCRIPTION
+    def description(self, limits: Limits) -> str:
+        return _description(limits)
 
-    def input_schema(self) -> dict[str, Any]:
-        limits = self.limits
+    def input_schema(self, limits: Limits) -> dict[str, Any]:
         option = option_object(
             limits,
             description="What choosing it means, or its trade-off.",

@@ -1,5 +1,5 @@
 """What a dialect is: a mapping between another product's question tool and the
-canonical contract, in both directions (SPEC §2.6)."""
+canonical contract, in both directions (docs/dialects.md)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ __all__ = ["Dialect"]
 class Dialect(abc.ABC):
     """One product's shape of the question tool.
 
-    `to_canonical` turns that product's tool input into a canonical (SPEC §2.1) dict,
-    still unnormalized and unvalidated: normalization and strict validation run after it,
-    the same for every dialect. It raises `InvalidAsk` only for faults of its own shape
-    that have no canonical reading. `render` turns the canonical result back into what
-    that product's model expects.
+    `to_canonical` turns that product's tool input into a canonical
+    (docs/contract.md#the-canonical-ask) dict, still unnormalized and unvalidated: normalization
+    and strict validation run after it, the same for every dialect. It raises `InvalidAsk` only for
+    faults of its own shape that have no canonical reading. `render` turns the canonical result
+    back into what that product's model expects.
     """
 
     name: ClassVar[str]
@@ -33,12 +33,15 @@ class Dialect(abc.ABC):
     def render(self, result: AskResult) -> ToolOutput: ...
 
     @abc.abstractmethod
-    def input_schema(self) -> dict[str, Any]:
-        """The JSON Schema of this dialect's tool input (a fresh dict each call)."""
+    def input_schema(self, limits: Limits) -> dict[str, Any]:
+        """The JSON Schema of this dialect's tool input under `limits` (the dialect's own,
+        or the host's), a fresh dict each call: every bound `parse_ask` enforces with the
+        same limits that a schema can say (counts, lengths) should be in it."""
 
     @abc.abstractmethod
-    def description(self) -> str:
-        """The tool description shown to the model."""
+    def description(self, limits: Limits) -> str:
+        """The tool description shown to the model; any count it names comes from
+        `limits`, so it never promises what validation refuses."""
 
     def matches(self, tool_input: Any) -> int:
         """How surely `tool_input` is of this dialect's shape, for `dialect="auto"`:

@@ -1,4 +1,4 @@
-"""The `claude` dialect: Claude Code's `AskUserQuestion` (SPEC §2.6).
+"""The `claude` dialect: Claude Code's `AskUserQuestion` (docs/dialects.md).
 
 Input: `{questions[1–4]{question, header ≤12, options[2–4]{label, description},
 multiSelect}}`. Result: `{questions, answers: {<question text>: <answer>}}` with several
@@ -17,14 +17,14 @@ Choices made here for what the product's contract leaves open:
 - `questions` echoes each question's text and header: the result does not carry the
   options, so they are not repeated.
 - Every other outcome (all skipped, timed out, unavailable, redirected, cancelled) reads
-  as the canonical sentence (SPEC §2.5), with the answers that exist in `answers`.
+  as the canonical sentence (docs/contract.md#results), with the answers that exist in `answers`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from midturn.contract._models import AskResult, ToolOutput
+from midturn.contract._models import AskResult, Limits, ToolOutput
 from midturn.contract._render import canonical_text
 from midturn.contract.dialects._base import Dialect
 from midturn.contract.dialects._schema import (
@@ -36,6 +36,7 @@ from midturn.contract.dialects._schema import (
     question_text,
     questions_array,
     several,
+    span,
     string,
 )
 from midturn.contract.dialects._shape import (
@@ -49,16 +50,23 @@ from midturn.contract.dialects._shape import (
 
 __all__ = ["ClaudeDialect"]
 
-_DESCRIPTION = (
-    "Ask the user 1-4 multiple-choice questions and wait for the answers, within this same "
-    "turn. Use it only when you cannot continue without the user's decision: a bounded "
-    "choice between a few options. Ask once, with every question you need in one call; do "
-    "not ask again about anything answered or skipped. Give each question a short header "
-    "(at most 12 characters) and 2-4 distinct options with a description of each; set "
-    "multiSelect to true when several may apply. To recommend an option, put it first and "
-    'end its label with "(Recommended)". Never add an "Other" option: the user can always '
-    "type their own answer. For open-ended questions, reply in ordinary text instead."
-)
+
+def _description(limits: Limits) -> str:
+    options = span(limits.min_options, limits.max_options)
+    questions = span(1, limits.max_questions)
+    header = limits.max_header_chars
+    return (
+        f"Ask the user {questions} multiple-choice questions and wait for the answers, within "
+        "this same turn. Use it only when you cannot continue without the user's decision: a "
+        "bounded choice between a few options. Ask once, with every question you need in one "
+        "call; do not ask again about anything answered or skipped. Give each question a "
+        f"short header (at most {header} characters) and {options} distinct options with a "
+        "description of each; set multiSelect to true when several may apply. To recommend "
+        'an option, put it first and end its label with "(Recommended)". Never add an '
+        '"Other" option: the user can always type their own answer. For open-ended '
+        "questions, reply in ordinary text instead."
+    )
+
 
 _SHAPE = (
     '{"questions": [{"question", "header", "options": [{"label", "description"}], "multiSelect"}]}'
@@ -96,11 +104,10 @@ class ClaudeDialect(Dialect):
         text += " You can now continue with the user's answers in mind."
         return ToolOutput(text=text, data=data)
 
-    def description(self) -> str:
-        return _DESCRIPTION
+    def description(self, limits: Limits) -> str:
+        return _description(limits)
 
-    def input_schema(self) -> dict[str, Any]:
-        limits = self.limits
+    def input_schema(self, limits: Limits) -> dict[str, Any]:
         option = option_object(
             limits,
             label="The option the user picks: 1-5 words.",

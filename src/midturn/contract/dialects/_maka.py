@@ -1,4 +1,4 @@
-"""The `maka` dialect: Maka's `AskUserQuestion` (SPEC §2.6).
+"""The `maka` dialect: Maka's `AskUserQuestion` (docs/dialects.md).
 
 Input: `{questions[1–3]{question, options[2–3]{label, description?}}}`: single choice,
 no headers, no ids (headers are derived from the question text). Result: one JSON tool
@@ -10,7 +10,7 @@ Choices made here for what the product's contract leaves open:
 
 - answered and all-skipped results read as that JSON, which is Maka's only result;
 - timed out, unavailable, redirected and cancelled read as the canonical sentence
-  (SPEC §2.5), with the JSON (nulls, or the auto-selected labels) as `data`.
+  (docs/contract.md#results), with the JSON (nulls, or the auto-selected labels) as `data`.
 """
 
 from __future__ import annotations
@@ -28,19 +28,26 @@ from midturn.contract.dialects._schema import (
     options_span,
     question_text,
     questions_array,
+    span,
 )
 from midturn.contract.dialects._shape import as_json, question_dicts, require_object
 
 __all__ = ["MakaDialect"]
 
-_DESCRIPTION = (
-    "Ask the user 1-3 multiple-choice questions and wait for the answers, within this same "
-    "turn. Use it only for a bounded choice you need before you can continue; it does not "
-    "replace ordinary conversation: ask open-ended questions in normal text. Ask once, with "
-    "every question you need in one call, and do not ask again about anything answered. "
-    "Give each question 2-3 mutually exclusive options; the user picks one. Never add an "
-    '"Other" option: the user can always type their own answer.'
-)
+
+def _description(limits: Limits) -> str:
+    options = span(limits.min_options, limits.max_options)
+    questions = span(1, limits.max_questions)
+    return (
+        f"Ask the user {questions} multiple-choice questions and wait for the answers, within "
+        "this same turn. Use it only for a bounded choice you need before you can continue; "
+        "it does not replace ordinary conversation: ask open-ended questions in normal text. "
+        "Ask once, with every question you need in one call, and do not ask again about "
+        f"anything answered. Give each question {options} mutually exclusive options; the "
+        'user picks one. Never add an "Other" option: the user can always type their own '
+        "answer."
+    )
+
 
 _SHAPE = '{"questions": [{"question": "...", "options": [{"label": "...", "description": "..."}]}]}'
 _QUESTION_KEYS = frozenset({"question", "options"})
@@ -71,11 +78,10 @@ class MakaDialect(Dialect):
             return ToolOutput(text=as_json(data), data=data)
         return ToolOutput(text=canonical_text(result), data=data)
 
-    def description(self) -> str:
-        return _DESCRIPTION
+    def description(self, limits: Limits) -> str:
+        return _description(limits)
 
-    def input_schema(self) -> dict[str, Any]:
-        limits = self.limits
+    def input_schema(self, limits: Limits) -> dict[str, Any]:
         option = option_object(limits)
         question = closed_object(
             {

@@ -1,10 +1,11 @@
-"""The `midturn` dialect: the canonical contract itself (SPEC §2.1, §2.5)."""
+"""The `midturn` dialect: the canonical contract itself (docs/contract.md#the-canonical-ask,
+docs/contract.md#results)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from midturn.contract._models import AskResult, ToolOutput
+from midturn.contract._models import AskResult, Limits, ToolOutput
 from midturn.contract._render import canonical_text
 from midturn.contract.dialects._base import Dialect
 from midturn.contract.dialects._schema import (
@@ -15,7 +16,9 @@ from midturn.contract.dialects._schema import (
     options_array,
     options_span,
     questions_array,
+    questions_phrase,
     several,
+    span,
     string,
 )
 from midturn.contract.dialects._shape import (
@@ -27,16 +30,20 @@ from midturn.errors import InvalidAsk, Problem
 
 __all__ = ["MidturnDialect"]
 
-_DESCRIPTION = (
-    "Ask the user one to four short questions and wait for the answers, within this same "
-    "turn. Use it only for a bounded decision you need before you can continue: a choice "
-    "between a few options, or a short value such as a name. Put everything you need in "
-    "one call, ask once, and do not ask again about anything answered or skipped. Give "
-    "each choice question 2-4 distinct options and recommend one when you have a "
-    'preference. Never add an "Other", "None of the above", "Skip" or "Not sure" option: '
-    "the user can always type their own answer or skip. For open-ended discussion, reply in "
-    "ordinary text instead of calling this tool."
-)
+
+def _description(limits: Limits) -> str:
+    options = span(limits.min_options, limits.max_options)
+    questions = questions_phrase(limits, "short")
+    return (
+        f"Ask the user {questions} and wait for the answers, within this same turn. Use it "
+        "only for a bounded decision you need before you can continue: a choice between a "
+        "few options, or a short value such as a name. Put everything you need in one call, "
+        "ask once, and do not ask again about anything answered or skipped. Give each choice "
+        f"question {options} distinct options and recommend one when you have a preference. "
+        'Never add an "Other", "None of the above", "Skip" or "Not sure" option: the user '
+        "can always type their own answer or skip. For open-ended discussion, reply in "
+        "ordinary text instead of calling this tool."
+    )
 
 
 class MidturnDialect(Dialect):
@@ -69,11 +76,10 @@ class MidturnDialect(Dialect):
             text=canonical_text(result), data=result.model_dump(mode="json"), is_error=False
         )
 
-    def description(self) -> str:
-        return _DESCRIPTION
+    def description(self, limits: Limits) -> str:
+        return _description(limits)
 
-    def input_schema(self) -> dict[str, Any]:
-        limits = self.limits
+    def input_schema(self, limits: Limits) -> dict[str, Any]:
         option = closed_object(
             {
                 "label": string(

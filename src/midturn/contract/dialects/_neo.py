@@ -1,4 +1,4 @@
-"""The `neo` dialect: the Go agent gateway's `ask_user` (SPEC §2.6).
+"""The `neo` dialect: the Go agent gateway's `ask_user` (docs/dialects.md).
 
 Input, exactly one question at the top level: `{question_id, title, description?, kind:
 single_choice | multi_choice | text, options[]{label, description?}, required,
@@ -15,8 +15,8 @@ Choices made here for what the product's contract leaves open:
 - `required` and `allow_skip` are accepted and not enforced: every midturn client lets the
   user skip, and a skip reads `status: skipped` so the model proceeds;
 - redirected, unavailable and cancelled read `status: skipped` in `data` (a redirect
-  carries the user's chat text in `message`), and the canonical sentence (SPEC §2.5) as
-  the text, since those need words the status cannot carry;
+  carries the user's chat text in `message`), and the canonical sentence (docs/contract.md#results)
+  as the text, since those need words the status cannot carry;
 - a secret answer's `message` is `[secret provided]` (neo itself asks no secrets).
 """
 
@@ -35,20 +35,25 @@ from midturn.contract.dialects._schema import (
     options_array,
     options_span,
     question_text,
+    span,
 )
 from midturn.contract.dialects._shape import as_json, require_object
 from midturn.errors import InvalidAsk, Problem
 
 __all__ = ["NeoDialect"]
 
-_DESCRIPTION = (
-    "Ask the user one structured question and wait for the answer, within this same run. "
-    "Use it only for a bounded decision you cannot continue without; prefer a reasonable "
-    "default otherwise, and ask open-ended questions in ordinary text. Ask once, and do not "
-    "ask again about anything answered or skipped. kind is single_choice or multi_choice "
-    '(with 2-4 distinct options) or text (a short typed value). Never add an "Other" '
-    "option: the user can always type their own answer."
-)
+
+def _description(limits: Limits) -> str:
+    options = span(limits.min_options, limits.max_options)
+    return (
+        "Ask the user one structured question and wait for the answer, within this same run. "
+        "Use it only for a bounded decision you cannot continue without; prefer a reasonable "
+        "default otherwise, and ask open-ended questions in ordinary text. Ask once, and do "
+        "not ask again about anything answered or skipped. kind is single_choice or "
+        f"multi_choice (with {options} distinct options) or text (a short typed value). Never "
+        'add an "Other" option: the user can always type their own answer.'
+    )
+
 
 _SHAPE = '{"question_id": "...", "title": "...", "kind": "single_choice", "options": [...]}'
 _KINDS = {
@@ -141,11 +146,10 @@ class NeoDialect(Dialect):
             return ToolOutput(text=as_json(data), data=data, is_error=is_error)
         return ToolOutput(text=canonical_text(result), data=data)
 
-    def description(self) -> str:
-        return _DESCRIPTION
+    def description(self, limits: Limits) -> str:
+        return _description(limits)
 
-    def input_schema(self) -> dict[str, Any]:
-        limits = self.limits
+    def input_schema(self, limits: Limits) -> dict[str, Any]:
         option = option_object(limits)
         timeout: dict[str, Any] = {
             "type": "integer",

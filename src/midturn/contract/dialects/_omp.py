@@ -1,9 +1,9 @@
-"""The `omp` dialect: the OMP-compatible `ask` tool (SPEC §2.6).
+"""The `omp` dialect: the OMP-compatible `ask` tool (docs/dialects.md).
 
 Input: `{questions[]{id, question, header?, options[]{label, description?}, multi?,
 recommended? (0-based index)}}`. OMP's client adds `Other (type your own)` itself; a model
-that passes that label anyway gets it dropped by normalization (SPEC §2.2), with a warning,
-rather than a retry.
+that passes that label anyway gets it dropped by normalization (docs/contract.md#normalization),
+with a warning, rather than a retry.
 
 Result, one question (details `{selectedOptions, customInput?}`):
 
@@ -28,14 +28,14 @@ Choices made here for what the product's contract leaves open:
   text); the result does not say whether the question was multi, so one choice of a
   multi question shows bare;
 - timed out, unavailable, redirected and cancelled read as the canonical sentence
-  (SPEC §2.5), with the details built the same way.
+  (docs/contract.md#results), with the details built the same way.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from midturn.contract._models import AskResult, QuestionAnswer, ToolOutput
+from midturn.contract._models import AskResult, Limits, QuestionAnswer, ToolOutput
 from midturn.contract._render import canonical_text, quote
 from midturn.contract.dialects._base import Dialect
 from midturn.contract.dialects._schema import (
@@ -47,6 +47,7 @@ from midturn.contract.dialects._schema import (
     question_text,
     questions_array,
     several,
+    span,
     string,
 )
 from midturn.contract.dialects._shape import (
@@ -59,16 +60,20 @@ from midturn.contract.dialects._shape import (
 
 __all__ = ["OmpDialect"]
 
-_DESCRIPTION = (
-    "Ask the user one or more questions with options and wait for the answers, within this "
-    "same turn. Use it only when you cannot safely continue without the user's choice: a "
-    "bounded decision between a few options. Ask once, with every question in one call, "
-    "and do not ask again about anything answered or cancelled. Give each question an id "
-    "and 2-4 distinct options; set multi to true when several may apply, and recommended "
-    'to the 0-based index of the option you suggest. Never add an "Other" option: the '
-    '"Other (type your own)" choice is added for the user automatically. For open-ended '
-    "questions, reply in ordinary text instead."
-)
+
+def _description(limits: Limits) -> str:
+    options = span(limits.min_options, limits.max_options)
+    return (
+        "Ask the user one or more questions with options and wait for the answers, within "
+        "this same turn. Use it only when you cannot safely continue without the user's "
+        "choice: a bounded decision between a few options. Ask once, with every question in "
+        "one call, and do not ask again about anything answered or cancelled. Give each "
+        f"question an id and {options} distinct options; set multi to true when several may "
+        "apply, and recommended to the 0-based index of the option you suggest. Never add an "
+        '"Other" option: the "Other (type your own)" choice is added for the user '
+        "automatically. For open-ended questions, reply in ordinary text instead."
+    )
+
 
 _SHAPE = '{"questions": [{"id": "...", "question": "...", "options": [{"label": "..."}]}]}'
 _FOREIGN = CANONICAL_QUESTION_KEYS | {"multiSelect"}
@@ -136,11 +141,10 @@ class OmpDialect(Dialect):
             text = canonical_text(result)
         return ToolOutput(text=text, data=data)
 
-    def description(self) -> str:
-        return _DESCRIPTION
+    def description(self, limits: Limits) -> str:
+        return _description(limits)
 
-    def input_schema(self) -> dict[str, Any]:
-        limits = self.limits
+    def input_schema(self, limits: Limits) -> dict[str, Any]:
         option = option_object(limits)
         header = f"Optional short label, at most {limits.max_header_chars} characters."
         options = (

@@ -1,11 +1,11 @@
-"""The `pi-legacy` dialect: the Pi extension's legacy `askUserQuestion` (SPEC §2.6).
+"""The `pi-legacy` dialect: the Pi extension's legacy `askUserQuestion` (docs/dialects.md).
 
 Input, one question at the top level: `{question, kind: select | multi-select | text |
 editor, options[] (strings), allowCustom, default, timeoutMs, sensitivity: public |
 internal | secret, reason}`. `allowCustom` becomes `allow_other`; `default` the
 recommended option (or a text question's placeholder); `timeoutMs` becomes `timeout_s`;
-a `secret` text or editor question is a secret text question (SPEC §3.7); a `reason` is
-shown under the question.
+a `secret` text or editor question is a secret text question (docs/runtime.md#secrets); a `reason`
+is shown under the question.
 
 Result: `Answer: …` with details `{questionId, value, visibleValue, cancelled, timedOut,
 sensitivity}`. For `sensitivity: secret` the visible answer is `[REDACTED:secret-answer]`
@@ -19,7 +19,7 @@ no such id; it reads as `public` (or `secret` for a secret answer).
 Choices made here for what the product's contract leaves open: a skipped question reads
 `Answer: (cancelled by the user)` with `cancelled: true`; a timed-out one `Answer: (timed
 out)` with `timedOut: true`; both add the nudge to proceed. Unavailable, redirected and
-cancelled read as the canonical sentence (SPEC §2.5).
+cancelled read as the canonical sentence (docs/contract.md#results).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from midturn.contract.dialects._schema import (
     options_array,
     options_span,
     question_text,
+    span,
 )
 from midturn.contract.dialects._shape import PROCEED, require_object
 from midturn.errors import InvalidAsk, Problem
@@ -45,15 +46,19 @@ __all__ = ["PiLegacyDialect"]
 
 REDACTED = "[REDACTED:secret-answer]"
 
-_DESCRIPTION = (
-    "Ask the user one question and wait for the answer, within this same turn. Use it only "
-    "for a bounded decision or a short value you cannot continue without; prefer a "
-    "reasonable default otherwise, and ask open-ended questions in ordinary text. Ask once "
-    "and do not ask again about anything answered or cancelled. kind is select or "
-    "multi-select (with 2-4 distinct option strings), text or editor (typed). Never add an "
-    '"Other" option: set allowCustom to let the user type their own answer. Set sensitivity '
-    'to "secret" for a value you must not see, such as a password.'
-)
+
+def _description(limits: Limits) -> str:
+    options = span(limits.min_options, limits.max_options)
+    return (
+        "Ask the user one question and wait for the answer, within this same turn. Use it "
+        "only for a bounded decision or a short value you cannot continue without; prefer a "
+        "reasonable default otherwise, and ask open-ended questions in ordinary text. Ask "
+        "once and do not ask again about anything answered or cancelled. kind is select or "
+        f"multi-select (with {options} distinct option strings), text or editor (typed). "
+        'Never add an "Other" option: set allowCustom to let the user type their own answer. '
+        'Set sensitivity to "secret" for a value you must not see, such as a password.'
+    )
+
 
 _SHAPE = '{"question": "...", "kind": "select", "options": ["...", "..."]}'
 _KINDS = {
@@ -203,11 +208,10 @@ class PiLegacyDialect(Dialect):
             text = canonical_text(result)
         return ToolOutput(text=text, data=data)
 
-    def description(self) -> str:
-        return _DESCRIPTION
+    def description(self, limits: Limits) -> str:
+        return _description(limits)
 
-    def input_schema(self) -> dict[str, Any]:
-        limits = self.limits
+    def input_schema(self, limits: Limits) -> dict[str, Any]:
         option = {"type": "string", "maxLength": limits.max_label_chars}
         options = f"For select kinds: {options_span(limits)} distinct options; never Other."
         return closed_object(

@@ -21,7 +21,9 @@ __all__ = [
     "options_span",
     "question_text",
     "questions_array",
+    "questions_phrase",
     "several",
+    "span",
     "string",
 ]
 
@@ -89,9 +91,25 @@ def option_object(
     )
 
 
+def span(low: int, high: int) -> str:
+    """A count range as the model reads it: `2-4`, or `3` when both ends are equal."""
+    return str(low) if low == high else f"{low}-{high}"
+
+
+_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight")
+
+
+def questions_phrase(limits: Limits, adjective: str) -> str:
+    """`one to four short questions`, or `one short question` when only one is allowed."""
+    high = limits.max_questions
+    if high == 1:
+        return f"one {adjective} question"
+    return f"one to {_WORDS[high]} {adjective} questions"
+
+
 def options_span(limits: Limits) -> str:
     """How many options a question takes, as the model reads it: `2-4`."""
-    return f"{limits.min_options}-{limits.max_options}"
+    return span(limits.min_options, limits.max_options)
 
 
 def options_array(limits: Limits, items: dict[str, Any], description: str) -> dict[str, Any]:

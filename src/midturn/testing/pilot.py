@@ -84,7 +84,8 @@ class TerminalPilot(_Screen):
     def __init__(self, columns: int = 80, rows: int = 40) -> None:
         super().__init__(columns, rows)
         self._changed = asyncio.Event()
-        self.output = Vt100_Output(self, lambda: Size(rows=rows, columns=columns), term="xterm")
+        stream: Any = self  # the file-like object prompt_toolkit writes to
+        self.output = Vt100_Output(stream, lambda: Size(rows=rows, columns=columns), term="xterm")
         self._pipe: Any = None
         self._input: PipeInput | None = None
 
