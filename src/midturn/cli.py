@@ -1,5 +1,5 @@
-"""The `midturn` command (docs/terminal.md#the-midturn-command): `serve`, `ask`, `answer` and
-`demo`.
+"""The `midturn` command (docs/terminal.md#the-midturn-command): `serve`, `mcp`, `ask`,
+`answer` and `demo`.
 
 `midturn ask` exit codes: 0 answered, 1 skipped (or redirected), 2 usage error,
 3 timed out, 4 unavailable (no terminal here and no gateway), 130 stopped.
@@ -307,6 +307,22 @@ def _run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_mcp(args: argparse.Namespace) -> int:
+    try:
+        from midturn.mcp import McpOptions
+        from midturn.mcp._run import run_stdio
+    except ImportError as error:
+        _say(f"midturn mcp: {error}")
+        return EXIT_CODES["usage"]
+    from midturn.gateway import DEFAULT_DB_URL
+
+    options = McpOptions(
+        session_id=args.session, public_url=args.gateway, wait_bound_s=args.wait_bound
+    )
+    asyncio.run(run_stdio(args.store or DEFAULT_DB_URL, options))
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="midturn",
@@ -325,6 +341,26 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--token", help="admin token (default: MIDTURN_TOKEN, else generated)")
     serve.set_defaults(run=_run_serve)
+
+    mcp = commands.add_parser("mcp", help="run the MCP server over stdio (for MCP clients)")
+    mcp.add_argument(
+        "--store", metavar="URL", help="store URL (default sqlite:///.midturn/midturn.db)"
+    )
+    mcp.add_argument(
+        "--gateway",
+        metavar="URL",
+        default="http://127.0.0.1:8765",
+        help="the `midturn serve` whose inbox answers (for links; default 127.0.0.1:8765)",
+    )
+    mcp.add_argument("--session", default="mcp", help="the midturn session (default: mcp)")
+    mcp.add_argument(
+        "--wait-bound",
+        type=float,
+        default=45.0,
+        metavar="S",
+        help="return 'still open' after S seconds without an answer (default 45)",
+    )
+    mcp.set_defaults(run=_run_mcp)
 
     ask = commands.add_parser(
         "ask",

@@ -22,7 +22,9 @@ from tests._postgres import POSTGRES_URL, fresh_schema
 from midturn.contract._interactions import Interaction, NewEvent
 from midturn.contract._models import AskResult
 from midturn.errors import UsageError
-from midturn.store import Store, open_store
+from midturn.store import Store, _postgres_schema, open_store
+from midturn.store import _postgres_sql as sql
+from midturn.store._codec import interaction_columns
 
 from ._data import RESULT, SECRET, answered, make_ask, note, requested
 
@@ -274,6 +276,151 @@ async def test_a_database_migrated_by_a_newer_midturn_is_refused(url: str) -> No
 
     with pytest.raises(UsageError, match="upgrade midturn"):
         await open_store(url).open()
+
+
+def _before_the_pending_counts(
+    migrations: tuple[_postgres_schema.Migration, ...],
+) -> tuple[_postgres_schema.Migration, ...]:
+    """The migrations before the one that adds the pending counts (found by its name,
+    so the test holds whatever number it is given)."""
+    names = [migration.name for migration in migrations]
+    return migrations[: next(n for n, name in enumerate(names) if "pending counts" in name)]
+
+
+async def test_queues_of_a_database_from_before_the_pending_counts_start_right(
+    url: str,
+) -> None:
+    """The migration adding the pending counts counts the interactions already pending:
+    a park after the upgrade gets the position the rows before it give."""
+    schema = url.rpartition("=")[2]
+    connection = await asyncpg.connect(POSTGRES_URL, server_settings={"search_path": schema})
+    try:
+        await connection.execute(f'CREATE SCHEMA "{schema}"')
+        with pytest.MonkeyPatch.context() as patch:
+            before = _before_the_pending_counts(_postgres_schema.MIGRATIONS)
+            patch.setattr(_postgres_schema, "MIGRATIONS", before)
+            assert await _postgres_schema.migrate(connection, schema) == len(before)
+        for n, status in enumerate(("pending", "pending", "answered", "pending")):
+            item = make_ask(f"old{n}", session_id="s1" if n < 3 else "s2")
+            columns = interaction_columns(item)
+            await connection.execute(
+                "INSERT INTO midturn_interactions (id, kind, session_id, turn_id,"
+                " tool_call_id, status, created_at, settled_at, body)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                *{**columns, "status": status}.values(),
+            )
+    finally:
+        await connection.close()
+
+    async with open_store(url) as store:
+        assert await store.schema_version() == len(_postgres_schema.MIGRATIONS)
+        positions: list[int] = []
+
+        def events(position: int, waiting: bool) -> list[NewEvent]:
+            positions.append(position)
+            return [requested(make_ask("new"))]
+
+        await store.create_queued(make_ask("new"), events)
+        await store.create_queued(make_ask("other", session_id="s2"), events)
+        await store.settle("old0", status="skipped")
+        await store.create_queued(make_ask("after", turn_id="t2"), events)
+
+    assert positions == [2, 1, 2]
+
+
+# -- indexes ------------------------------------------------------------------------------
+
+
+def _hot_paths() -> dict[str, tuple[str, tuple[object, ...], tuple[str, ...]]]:
+    """Every read and write a park, an answer or a stream makes, with example arguments
+    and the indexes it must use: those that cost the same however many rows the tables
+    hold (the pending ones read only pending rows)."""
+    settle_events = ([], [], [], [], [], 1, ":x", [])
+    by_id = "midturn_interactions_id_key"
+    by_call = "midturn_interactions_session_id_tool_call_id_key"
+    by_turn = "midturn_interactions_pending_by_turn"
+    return {
+        "get": (sql.GET, ("i1",), (by_id,)),
+        "find_by_tool_call": (sql.FIND_BY_TOOL_CALL, ("s1", "call-1"), (by_call,)),
+        "queue before a park": (
+            sql.QUEUE,
+            ("s1", "t1", "call-1"),
+            (by_call, "midturn_queues_pkey", by_turn),
+        ),
+        "settle": (sql.SETTLE, ("i1", "answered", "2026", "{}"), (by_id,)),
+        "settle, turn idle": (
+            sql.SETTLE_APPENDING,
+            ("i1", "answered", "2026", "{}", "s1", "t1", *settle_events),
+            (by_id, by_turn),
+        ),
+        "session queue head first": (
+            *sql.list_query("s1", None, "pending", None, 50),
+            ("midturn_interactions_pending_by_session",),
+        ),
+        "turn pending": (*sql.list_query("s1", "t1", "pending", None, None), (by_turn,)),
+        "all pending head first": (
+            *sql.list_query(None, None, "pending", None, 50),
+            ("midturn_interactions_pending",),
+        ),
+        "read_events": (sql.READ_EVENTS, (0, 100), ("midturn_events_pkey",)),
+        "read_events of a session": (
+            sql.READ_SESSION_EVENTS,
+            ("s1", 0, 100),
+            ("midturn_events_by_session",),
+        ),
+    }
+
+
+# 20 sessions, 2,000 interactions of which one in ten is pending, and 2,000 events, with
+# their statistics: the planner then chooses as it would in service.
+_MANY_ROWS = """
+INSERT INTO midturn_interactions
+    (id, kind, session_id, turn_id, tool_call_id, status, created_at, settled_at, body)
+SELECT 'i' || n, 'ask', 's' || n % 20, 't' || n / 10, 'call-' || n,
+    CASE WHEN n % 10 = 0 THEN 'pending' ELSE 'answered' END, lpad(n::text, 10, '0'), NULL, '{}'
+FROM generate_series(1, 2000) AS n;
+INSERT INTO midturn_events (type, session_id, turn_id, interaction_id, body)
+SELECT 'turn_waiting', 's' || n % 20, 't' || n / 10, NULL, '{}' FROM generate_series(1, 2000) AS n;
+ANALYZE;
+"""
+
+
+def _literal(value: object) -> str:
+    """An argument of `_hot_paths` as SQL text (they are text, integers, empty lists)."""
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, list):
+        assert value == []
+        return "'{}'"
+    return str(value)
+
+
+@pytest.mark.parametrize("name", list(_hot_paths()))
+async def test_every_hot_path_is_served_by_an_index(url: str, name: str) -> None:
+    """With sequential scans priced out and generic plans forced (asyncpg reuses its
+    prepared statements, and PostgreSQL then plans without the arguments' values), a
+    plan still holding a Seq Scan on a midturn table has no index to use; and each path
+    must use the index made for it (the pending ones: a partial index of pending rows,
+    so settled rows, however many, are never read)."""
+    async with open_store(url):
+        pass
+    query, arguments, indexes = _hot_paths()[name]
+    schema = url.rpartition("=")[2]
+    connection = await asyncpg.connect(POSTGRES_URL, server_settings={"search_path": schema})
+    try:
+        await connection.execute(_MANY_ROWS)
+        await connection.execute("SET enable_seqscan = off")
+        await connection.execute("SET plan_cache_mode = force_generic_plan")
+        await connection.execute(f"PREPARE hot AS {query}")
+        values = ", ".join(_literal(argument) for argument in arguments)
+        rows = await connection.fetch(f"EXPLAIN EXECUTE hot({values})")
+        plan = "\n".join(row[0] for row in rows)
+    finally:
+        await connection.close()
+
+    scans = [line for line in plan.splitlines() if "Seq Scan on midturn_" in line]
+    assert scans == [], plan
+    assert [index for index in indexes if f"{index} " not in f"{plan} "] == [], plan
 
 
 # -- secrets and URLs ---------------------------------------------------------------------

@@ -124,6 +124,43 @@ async def test_a_failing_migration_applies_nothing(
     assert versions == [migration.version for migration in MIGRATIONS]
 
 
+async def test_queues_of_a_file_from_before_the_pending_counts_start_right(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The migration adding the pending counts counts the interactions already pending:
+    a park after the upgrade gets the position the rows before it give, and the count
+    follows settles."""
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    with monkeypatch.context() as patch:
+        names = [migration.name for migration in MIGRATIONS]
+        counts = next(n for n, name in enumerate(names) if "pending counts" in name)
+        patch.setattr(_sqlite, "MIGRATIONS", MIGRATIONS[:counts])
+        async with open_store(url) as old:
+            for n in range(4):
+                await old.create_interaction(
+                    Interaction(
+                        id=f"old{n}", kind="ask", session_id="s1" if n < 3 else "s2", turn_id="t1"
+                    )
+                )
+            await old.settle("old2", status="skipped")
+    positions: list[int] = []
+
+    def events(position: int, waiting: bool) -> list[NewEvent]:
+        positions.append(position)
+        return []
+
+    async with open_store(url) as store:
+        assert await store.schema_version() == len(MIGRATIONS)
+        await store.create_queued(pending_ask("new"), events)
+        await store.create_queued(
+            Interaction(id="other", kind="ask", session_id="s2", turn_id="t1"), events
+        )
+        await store.settle("old0", status="skipped")
+        await store.create_queued(pending_ask("after"), events)
+
+    assert positions == [2, 1, 2]
+
+
 async def test_stores_opening_a_new_file_at_once_migrate_it_once(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'm.db'}"
     stores = [open_store(url) for _ in range(4)]

@@ -30,9 +30,11 @@ def create_app(
     admin_token: str,
     public_url: str = "http://127.0.0.1:8765",
     web_dir: Path = WEB_DIR,
+    mcp_state_key: bytes | None = None,
 ) -> FastAPI:
     """The gateway over an open `runtime` and its `store`. The caller owns both (opens
-    and closes them); `admin_token` is the token that reaches everything."""
+    and closes them); `admin_token` is the token that reaches everything. With
+    `mcp_state_key` (and the `mcp` extra installed) it also serves MCP at `/mcp`."""
     from midturn import __version__
 
     app = FastAPI(
@@ -54,6 +56,9 @@ def create_app(
     # the router tries routes in order: the round trip's routes (asks) first
     for module in (_routes_asks, _routes_permissions, _routes_sessions, _sse):
         app.include_router(module.router)
+
+    if mcp_state_key is not None:
+        _mount_mcp(app, state, mcp_state_key)
 
     @app.get("/healthz", tags=["operations"])
     async def healthz() -> dict[str, str]:
@@ -82,6 +87,22 @@ def create_app(
     app.add_middleware(GatewayMiddleware, metrics=state.metrics)
     _declare_bearer_auth(app)
     return app
+
+
+def _mount_mcp(app: FastAPI, state: GatewayState, key: bytes) -> None:
+    """`/mcp`: streamable HTTP MCP behind the same bearer tokens (docs/mcp.md)."""
+    from starlette.routing import Route
+
+    from midturn.mcp._http import McpEndpoint
+
+    endpoint = McpEndpoint(
+        state.runtime,
+        state.authority,
+        state.closing,
+        state_key=key,
+        public_url=lambda: state.public_url,
+    )
+    app.router.routes.append(Route("/mcp", endpoint, methods=["GET", "POST", "DELETE"]))
 
 
 def _declare_bearer_auth(app: FastAPI) -> None:

@@ -28,22 +28,11 @@ from midturn.gateway._auth import new_admin_token
 from midturn.gateway._state import GatewayState
 from midturn.runtime import Runtime
 from midturn.store import open_store
+from midturn.store._paths import DEFAULT_DB_URL, data_dir_for
 
 __all__ = ["DEFAULT_DB_URL", "admin_token_for", "data_dir_for", "run_server", "serve"]
 
-DEFAULT_DB_URL = "sqlite:///.midturn/midturn.db"
 TOKEN_FILE = "admin_token"
-
-
-def data_dir_for(db_url: str) -> Path:
-    """The data folder: the SQLite file's folder, else `$MIDTURN_HOME`, else `./.midturn`."""
-    if db_url.startswith("sqlite:"):
-        from midturn.store._sqlite import sqlite_path
-
-        path = sqlite_path(db_url)
-        if path != ":memory:":
-            return Path(path).resolve().parent
-    return Path(os.environ.get("MIDTURN_HOME", ".midturn")).resolve()
 
 
 def admin_token_for(data_dir: Path, token: str | None = None) -> tuple[str, bool]:
@@ -150,6 +139,16 @@ class _Server(uvicorn.Server):
         self.should_exit = True
 
 
+def _mcp_state_key(data_dir: Path) -> bytes | None:
+    """The MCP `requestState` key when the `mcp` extra is installed (then `/mcp` is
+    served), else None."""
+    try:
+        from midturn.mcp import load_state_key
+    except ImportError:
+        return None
+    return load_state_key(data_dir)
+
+
 def _print(line: str) -> None:
     print(line, flush=True)
 
@@ -174,9 +173,16 @@ async def run_server(
         raise UsageError(f"port {port} is out of range; use 0–65535 (0 picks a free port)")
     _configure_logging(access_log)
     admin_token, generated = admin_token_for(data_dir_for(db_url), token)
+    mcp_key = _mcp_state_key(data_dir_for(db_url))
     async with open_store(db_url) as store, Runtime(store) as runtime:
         public = f"http://{host}:{port}"
-        app = create_app(runtime, store=store, admin_token=admin_token, public_url=public)
+        app = create_app(
+            runtime,
+            store=store,
+            admin_token=admin_token,
+            public_url=public,
+            mcp_state_key=mcp_key,
+        )
         state: GatewayState = app.state.gateway
         config = uvicorn.Config(
             app,

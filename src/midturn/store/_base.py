@@ -154,8 +154,8 @@ class Store(abc.ABC):
         the `tool_call_id` repeats (nothing is written then).
 
         This version reads the queue, then creates: two steps, which a backend overrides
-        with one transaction (memory and SQLite do), making the position exact across
-        processes."""
+        to make the position exact across processes (every shipped backend does: memory
+        and SQLite in one transaction, PostgreSQL under a per-session lock)."""
         queue = await self.list_interactions(session_id=interaction.session_id, status="pending")
         waiting = any(other.turn_id == interaction.turn_id for other in queue)
         return await self.create_interaction(interaction, events(len(queue), waiting))
@@ -201,7 +201,7 @@ class Store(abc.ABC):
         is still pending.
 
         This version reads the turn, then settles: two steps, which a backend overrides
-        with one transaction (memory and SQLite do)."""
+        (every shipped backend does, as for `create_queued`)."""
         if turn_done:
             others = await self.list_interactions(
                 session_id=session_id, turn_id=turn_id, status="pending"

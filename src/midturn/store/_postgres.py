@@ -10,8 +10,14 @@ which midturn takes for itself (any other is passed on to asyncpg):
 
 How it stays correct with many processes:
 
-- Every write is one statement, so one round trip and one transaction
-  (`_postgres_sql.py`). Settling is a compare-and-set, `UPDATE … WHERE id = $1 AND
+- Every write of a session's interactions holds the session's advisory lock (session
+  level, one key per schema and session) from before its first read until after its
+  write has committed (`_session_locked`). The write itself is one statement, so one
+  round trip and one transaction (`_postgres_sql.py`), and each statement after the lock
+  sees all that the lock's previous holders committed: a park's queue position and
+  whether its turn waits (`QUEUE`), and whether a settle leaves its turn idle, are exact
+  across processes. The session lock is taken before any other. Settling is a
+  compare-and-set, `UPDATE … WHERE id = $1 AND
   status = 'pending' RETURNING …`, in the same statement as the inserts of its events,
   which happen only when the update did. PostgreSQL locks
   the row for the first updater; every other waits, re-reads the row, finds it settled
@@ -36,10 +42,10 @@ How it stays correct with many processes:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import datetime
-from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from typing import Any, TypeVar
 
 import asyncpg
 
@@ -54,7 +60,7 @@ from midturn.contract._interactions import (
 )
 from midturn.contract._models import AskResult
 from midturn.errors import NotFound, UsageError
-from midturn.store._base import SessionRecord, Settle, Store
+from midturn.store._base import QueuedEvents, SessionRecord, Settle, Store
 from midturn.store._codec import (
     NOT_OPEN,
     check_limit,
@@ -76,14 +82,23 @@ from midturn.store._postgres_sql import (
     CHANNEL,
     CREATE,
     CREATE_APPENDING,
+    FIND_BY_TOOL_CALL,
+    GET,
+    LOCK_SESSION,
+    QUEUE,
+    READ_EVENTS,
+    READ_SESSION_EVENTS,
     SETTLE,
     SETTLE_APPENDING,
+    UNLOCK_SESSION,
+    list_query,
 )
+from midturn.store._postgres_url import parse_url, redact
 
 __all__ = ["PostgresStore"]
 
-_OWN_PARAMETERS = ("schema", "pool_min", "pool_max")
 _CLOSE_TIMEOUT_S = 10.0
+T = TypeVar("T")
 
 
 class PostgresStore(Store):
@@ -92,7 +107,7 @@ class PostgresStore(Store):
     def __init__(self, url: str) -> None:
         super().__init__()
         self.url = url
-        self._dsn, self._schema, self._pool_min, self._pool_max = _parse_url(url)
+        self._dsn, self._schema, self._pool_min, self._pool_max = parse_url(url)
         self._lock_key = advisory_key("events", self._schema or "")
         self._pool: Any = None
         self._listener: Listener | None = None
@@ -119,7 +134,7 @@ class PostgresStore(Store):
             )
         except (OSError, asyncpg.PostgresError) as error:
             raise UsageError(
-                f"cannot connect to PostgreSQL at {_redact(self.url)}: {error}. Check that "
+                f"cannot connect to PostgreSQL at {redact(self.url)}: {error}. Check that "
                 "the server is running and that the URL's user, host, port and database "
                 "are right"
             ) from error
@@ -129,7 +144,7 @@ class PostgresStore(Store):
                     await migrate(connection, self._schema)
                 except asyncpg.PostgresError as error:
                     raise UsageError(
-                        f"preparing midturn's tables in {_redact(self.url)} failed: {error}. "
+                        f"preparing midturn's tables in {redact(self.url)} failed: {error}. "
                         "On its first start midturn needs a role that may create the "
                         "schema and tables (later starts only read and write them)"
                     ) from error
@@ -222,6 +237,42 @@ class PostgresStore(Store):
         self._heard_up_to(ids[-1])
         return appended
 
+    async def _statement(
+        self,
+        db: Any,
+        plain: str | None,
+        appending: str,
+        change: Sequence[object],
+        events: Sequence[NewEvent],
+        when_idle: Sequence[bool] | None = None,
+    ) -> tuple[bool, tuple[Event, ...]]:
+        """Run one write statement on `db` (the pool or a connection): `plain` without
+        events, `appending` with them (and with `when_idle`, the gate of each event, see
+        `_appending` in _postgres_sql.py). Returns whether it changed something, and the
+        events it appended (announced)."""
+        if not events:
+            assert plain is not None
+            return await db.fetchval(plain, *change) is not None, ()
+        arguments = self._append_arguments(events)
+        if when_idle is not None:
+            arguments += (list(when_idle),)
+        row = await db.fetchrow(appending, *change, *arguments)
+        ids = row["ids"] or []
+        if when_idle is not None and len(ids) < len(events):  # the gated ones were left out
+            events = [new for new, gated in zip(events, when_idle, strict=True) if not gated]
+        return bool(row["changed"]), self._appended(events, ids)
+
+    async def _shielded(self, work: Callable[[], Awaitable[T]]) -> T:
+        """`await work()`, shielded from the caller's cancellation: once sent, a statement
+        may commit whatever the caller does, so the work runs to its end and announces
+        its events — a committed event is never left unannounced in this process."""
+        task = asyncio.ensure_future(work())
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            task.add_done_callback(_retrieve)
+            raise
+
     async def _write(
         self,
         plain: str | None,
@@ -229,27 +280,26 @@ class PostgresStore(Store):
         change: Sequence[object],
         events: Sequence[NewEvent],
     ) -> tuple[bool, tuple[Event, ...]]:
-        """Run one write statement: `plain` without events, `appending` with them.
-        Returns whether it changed something, and the events it appended (announced).
-
-        Shielded from the caller's cancellation: once sent, the statement may commit
-        whatever the caller does, so it runs to its end and announces its events — a
-        committed event is never left unannounced in this process."""
+        """One write statement on any pooled connection (see `_statement`), shielded."""
         pool = self._db()
+        return await self._shielded(lambda: self._statement(pool, plain, appending, change, events))
 
-        async def run() -> tuple[bool, tuple[Event, ...]]:
-            if events:
-                row = await pool.fetchrow(appending, *change, *self._append_arguments(events))
-                return bool(row["changed"]), self._appended(events, row["ids"])
-            assert plain is not None
-            return await pool.fetchval(plain, *change) is not None, ()
-
-        task = asyncio.ensure_future(run())
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            task.add_done_callback(_retrieve)
-            raise
+    @contextlib.asynccontextmanager
+    async def _session_locked(self, session_id: str) -> AsyncIterator[Any]:
+        """A connection holding the session's advisory lock (`LOCK_SESSION`) until the
+        block has ended. Its statements run one by one, each in its own transaction:
+        each one sees what every earlier holder of the lock committed."""
+        key = advisory_key(f"session\x00{session_id}", self._schema or "")
+        async with self._db().acquire() as connection:
+            await connection.execute(LOCK_SESSION, key)
+            try:
+                yield connection
+            finally:
+                try:
+                    await connection.execute(UNLOCK_SESSION, key)
+                except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                    # The connection failed: its session, and with it the lock, ends.
+                    connection.terminate()
 
     # -- sessions --------------------------------------------------------------------
 
@@ -291,14 +341,51 @@ class PostgresStore(Store):
     ) -> tuple[Interaction, bool, tuple[Event, ...]]:
         self._db()
         check_new_interaction(interaction)
-        columns = interaction_columns(interaction)
-        created, appended = await self._write(
-            CREATE, CREATE_APPENDING, tuple(columns.values()), events
-        )
+        change = tuple(interaction_columns(interaction).values())
+
+        async def create() -> tuple[bool, tuple[Event, ...]]:
+            async with self._session_locked(interaction.session_id) as connection:
+                return await self._statement(connection, CREATE, CREATE_APPENDING, change, events)
+
+        created, appended = await self._shielded(create)
         if created:
             return interaction, True, appended
-        # Nothing inserted: one of the unique keys is taken. DO NOTHING waited for any
-        # concurrent insert of the same key to commit, so this read sees its row.
+        return await self._not_created(interaction)
+
+    async def create_queued(
+        self, interaction: Interaction, events: QueuedEvents
+    ) -> tuple[Interaction, bool, tuple[Event, ...]]:
+        """Under the session's lock: read the queue (`QUEUE`), choose the events, insert.
+        Every other write of the session waits for the lock, so the position and the
+        turn's state are exact across processes, and each costs an index probe."""
+        self._db()
+        check_new_interaction(interaction)
+        change = tuple(interaction_columns(interaction).values())
+        session_id, turn_id = interaction.session_id, interaction.turn_id
+
+        async def create() -> tuple[Interaction | None, bool, tuple[Event, ...]]:
+            async with self._session_locked(session_id) as connection:
+                queue = await connection.fetchrow(
+                    QUEUE, session_id, turn_id, interaction.tool_call_id
+                )
+                if queue["existing"] is not None:
+                    return load_interaction(queue["existing"]), False, ()
+                chosen = events(int(queue["position"]), bool(queue["waiting"]))
+                created, appended = await self._statement(
+                    connection, CREATE, CREATE_APPENDING, change, chosen
+                )
+                return (interaction if created else None), created, appended
+
+        stored, created, appended = await self._shielded(create)
+        if stored is not None:
+            return stored, created, appended
+        return await self._not_created(interaction)
+
+    async def _not_created(
+        self, interaction: Interaction
+    ) -> tuple[Interaction, bool, tuple[Event, ...]]:
+        """Nothing was inserted: one of the unique keys is taken. DO NOTHING waited for
+        any concurrent insert of the same key to commit, so this read sees its row."""
         if interaction.tool_call_id is not None:
             existing = await self.find_by_tool_call(
                 interaction.session_id, interaction.tool_call_id
@@ -314,20 +401,14 @@ class PostgresStore(Store):
         if _unstorable(interaction_id):
             self._db()
             return None
-        body = await self._db().fetchval(
-            "SELECT body FROM midturn_interactions WHERE id = $1", interaction_id
-        )
+        body = await self._db().fetchval(GET, interaction_id)
         return None if body is None else load_interaction(body)
 
     async def find_by_tool_call(self, session_id: str, tool_call_id: str) -> Interaction | None:
         if _unstorable(session_id, tool_call_id):
             self._db()
             return None
-        body = await self._db().fetchval(
-            "SELECT body FROM midturn_interactions WHERE session_id = $1 AND tool_call_id = $2",
-            session_id,
-            tool_call_id,
-        )
+        body = await self._db().fetchval(FIND_BY_TOOL_CALL, session_id, tool_call_id)
         return None if body is None else load_interaction(body)
 
     async def settle(
@@ -341,6 +422,36 @@ class PostgresStore(Store):
         settled_at: datetime | None = None,
         events: Sequence[NewEvent] = (),
     ) -> Settle:
+        return await self.settle_in_turn(
+            interaction_id,
+            session_id="",
+            turn_id="",
+            status=status,
+            result=result,
+            decision=decision,
+            settled_by=settled_by,
+            settled_at=settled_at,
+            events=events,
+        )
+
+    async def settle_in_turn(
+        self,
+        interaction_id: str,
+        *,
+        session_id: str,
+        turn_id: str,
+        status: InteractionStatus,
+        result: AskResult | None = None,
+        decision: PermissionDecision | None = None,
+        settled_by: str | None = None,
+        settled_at: datetime | None = None,
+        events: Sequence[NewEvent] = (),
+        turn_done: Sequence[NewEvent] = (),
+    ) -> Settle:
+        """The compare-and-set, under the session's lock, with `turn_done` appended in
+        the same statement when nothing else of the turn is pending (`_TURN_IDLE`): of
+        two racing settles of a turn's last two interactions, the second to take the
+        lock sees the first one's settle committed, and appends `turn_done`."""
         current = await self.get_interaction(interaction_id)
         if current is None:
             raise NotFound(f"no interaction with id {interaction_id!r} in this store")
@@ -356,7 +467,19 @@ class PostgresStore(Store):
             return Settle(interaction=current, won=False)
         columns = interaction_columns(settled)
         change = (interaction_id, columns["status"], columns["settled_at"], columns["body"])
-        won, appended = await self._write(SETTLE, SETTLE_APPENDING, change, events)
+        appending = [*events, *turn_done]
+        when_idle = [False] * len(events) + [True] * len(turn_done)
+        turn = (current.session_id, current.turn_id)
+
+        async def update() -> tuple[bool, tuple[Event, ...]]:
+            async with self._session_locked(current.session_id) as connection:
+                if not appending:
+                    return await self._statement(connection, SETTLE, "", change, ())
+                return await self._statement(
+                    connection, None, SETTLE_APPENDING, (*change, *turn), appending, when_idle
+                )
+
+        won, appended = await self._shielded(update)
         if not won:
             # Another settle committed first (the UPDATE waited for it): read its row.
             now = await self.get_interaction(interaction_id)
@@ -377,24 +500,7 @@ class PostgresStore(Store):
         check_limit(limit)
         if _unstorable(session_id, turn_id, status, kind):
             return []
-        where: list[str] = []
-        arguments: list[object] = []
-        for column, value in (
-            ("session_id", session_id),
-            ("turn_id", turn_id),
-            ("status", status),
-            ("kind", kind),
-        ):
-            if value is not None:
-                arguments.append(value)
-                where.append(f"{column} = ${len(arguments)}")
-        query = "SELECT body FROM midturn_interactions"
-        if where:
-            query += " WHERE " + " AND ".join(where)
-        query += " ORDER BY created_at, seq"
-        if limit is not None:
-            arguments.append(limit)
-            query += f" LIMIT ${len(arguments)}"
+        query, arguments = list_query(session_id, turn_id, status, kind, limit)
         rows = await pool.fetch(query, *arguments)
         return [load_interaction(row["body"]) for row in rows]
 
@@ -455,19 +561,9 @@ class PostgresStore(Store):
         if _unstorable(session_id):
             return []
         if session_id is None:
-            rows = await pool.fetch(
-                "SELECT id, body FROM midturn_events WHERE id > $1 ORDER BY id LIMIT $2",
-                after_id,
-                limit,
-            )
+            rows = await pool.fetch(READ_EVENTS, after_id, limit)
         else:
-            rows = await pool.fetch(
-                "SELECT id, body FROM midturn_events WHERE session_id = $1 AND id > $2 "
-                "ORDER BY id LIMIT $3",
-                session_id,
-                after_id,
-                limit,
-            )
+            rows = await pool.fetch(READ_SESSION_EVENTS, session_id, after_id, limit)
         return [load_event(row["id"], row["body"]) for row in rows]
 
     async def last_event_id(self) -> int:
@@ -489,52 +585,3 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
     report it as never retrieved); its error, if any, was the caller's to see."""
     if not task.cancelled():
         task.exception()
-
-
-def _parse_url(url: str) -> tuple[str, str | None, int, int]:
-    """Split midturn's own query parameters off `url`: `(dsn for asyncpg, schema,
-    pool_min, pool_max)`."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("postgresql", "postgres"):
-        raise UsageError(f"PostgresStore needs a postgresql:// URL, got {_redact(url)!r}")
-    own: dict[str, str] = {}
-    passed: list[tuple[str, str]] = []
-    for key, value in parse_qsl(parts.query, keep_blank_values=True):
-        if key in _OWN_PARAMETERS:
-            own[key] = value
-        else:
-            passed.append((key, value))
-    schema = own.get("schema")
-    if schema is not None and not 0 < len(schema.encode()) <= 63:
-        raise UsageError(
-            f"schema name {schema!r} must be 1 to 63 bytes long; pick a shorter ?schema= value"
-        )
-    pool_min = _pool_size(own, "pool_min", 1)
-    pool_max = _pool_size(own, "pool_max", 10)
-    if pool_min > pool_max:
-        raise UsageError(
-            f"pool_min={pool_min} is above pool_max={pool_max}; make pool_min at most pool_max"
-        )
-    dsn = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(passed), parts.fragment))
-    return dsn, schema, pool_min, pool_max
-
-
-def _pool_size(own: dict[str, str], key: str, default: int) -> int:
-    text = own.get(key)
-    if text is None:
-        return default
-    if not text.isdigit() or (key == "pool_max" and int(text) < 1):
-        raise UsageError(
-            f"{key}={text!r} in the store URL is not a valid pool size; use a whole number"
-            + (" of at least 1" if key == "pool_max" else "")
-        )
-    return int(text)
-
-
-def _redact(url: str) -> str:
-    """`url` without its password, for messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))

@@ -114,6 +114,78 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        3,
+        "pending counts per session, and partial indexes of the pending by session and turn",
+        (
+            # A session's queue position is its number of pending interactions: kept in
+            # `midturn_queues` by the triggers below, whatever statement changes a row
+            # (so an older replica's writes during a rolling upgrade count too), and read
+            # in constant time however long the queue is.
+            """
+            CREATE TABLE midturn_queues (
+                session_id TEXT PRIMARY KEY,
+                pending    BIGINT NOT NULL CHECK (pending >= 0)
+            )
+            """,
+            # `SET search_path FROM CURRENT`: the function finds this schema's table
+            # whatever the search_path of the connection whose write fires it.
+            """
+            CREATE FUNCTION midturn_count_pending() RETURNS trigger
+            LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+            BEGIN
+                IF TG_OP <> 'INSERT' AND OLD.status = 'pending' THEN
+                    UPDATE midturn_queues SET pending = pending - 1
+                    WHERE session_id = OLD.session_id;
+                END IF;
+                IF TG_OP <> 'DELETE' AND NEW.status = 'pending' THEN
+                    INSERT INTO midturn_queues AS q (session_id, pending)
+                    VALUES (NEW.session_id, 1)
+                    ON CONFLICT (session_id) DO UPDATE SET pending = q.pending + 1;
+                END IF;
+                RETURN NULL;
+            END
+            $$
+            """,
+            """
+            CREATE TRIGGER midturn_count_inserted AFTER INSERT ON midturn_interactions
+            FOR EACH ROW WHEN (NEW.status = 'pending')
+            EXECUTE FUNCTION midturn_count_pending()
+            """,
+            """
+            CREATE TRIGGER midturn_count_updated
+            AFTER UPDATE OF status, session_id ON midturn_interactions
+            FOR EACH ROW WHEN (
+                (OLD.status = 'pending') <> (NEW.status = 'pending')
+                OR (NEW.status = 'pending' AND OLD.session_id <> NEW.session_id)
+            )
+            EXECUTE FUNCTION midturn_count_pending()
+            """,
+            """
+            CREATE TRIGGER midturn_count_deleted AFTER DELETE ON midturn_interactions
+            FOR EACH ROW WHEN (OLD.status = 'pending')
+            EXECUTE FUNCTION midturn_count_pending()
+            """,
+            # The trigger holds a lock on the table from its creation to this commit, so
+            # no write falls between the count and the triggers.
+            """
+            INSERT INTO midturn_queues (session_id, pending)
+            SELECT session_id, count(*) FROM midturn_interactions
+            WHERE status = 'pending' GROUP BY session_id
+            """,
+            # "Is the turn waiting" when parking and "is anything of the turn still
+            # pending" when settling: one index probe each. And a session's queue, head
+            # first, reads only its pending rows, however many settled ones it has.
+            """
+            CREATE INDEX midturn_interactions_pending_by_turn
+                ON midturn_interactions (session_id, turn_id) WHERE status = 'pending'
+            """,
+            """
+            CREATE INDEX midturn_interactions_pending_by_session
+                ON midturn_interactions (session_id, created_at, seq) WHERE status = 'pending'
+            """,
+        ),
+    ),
 )
 
 

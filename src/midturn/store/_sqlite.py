@@ -88,10 +88,12 @@ _SETTLE = (
 )
 _BY_ID = "SELECT body FROM midturn_interactions WHERE id = ?"
 _BY_TOOL_CALL = "SELECT body FROM midturn_interactions WHERE session_id = ? AND tool_call_id = ?"
-# Both read the partial index of pending interactions (migration 2).
+# The queue position from the session's pending count (migration 3), whether the turn
+# waits from one probe of the partial index of pending interactions (migration 2).
 _QUEUE = (
-    "SELECT count(*), coalesce(max(turn_id = ?), 0) FROM midturn_interactions"
-    " WHERE session_id = ? AND status = 'pending'"
+    "SELECT coalesce((SELECT pending FROM midturn_queues WHERE session_id = ?1), 0),"
+    " EXISTS (SELECT 1 FROM midturn_interactions"
+    " WHERE session_id = ?1 AND turn_id = ?2 AND status = 'pending')"
 )
 _COUNT_PENDING = "SELECT count(*) FROM midturn_interactions WHERE status = 'pending'"
 _END_TURN = (
@@ -271,7 +273,7 @@ class SqliteStore(Store):
         def create(db: Db) -> tuple[tuple[Interaction, bool, tuple[Event, ...]], tuple[Event, ...]]:
             def choose() -> tuple[Sequence[NewEvent], list[str]]:
                 position, waiting = db.execute(
-                    _QUEUE, (interaction.turn_id, interaction.session_id)
+                    _QUEUE, (interaction.session_id, interaction.turn_id)
                 ).fetchone()
                 chosen = events(position, bool(waiting))
                 return chosen, [dump_event(new) for new in chosen]

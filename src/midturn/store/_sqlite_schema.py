@@ -119,4 +119,56 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        4,
+        "pending counts per session",
+        (
+            # A session's queue position is its number of pending interactions: kept in
+            # `midturn_queues` by the triggers below, whatever statement changes a row,
+            # and read in constant time however long the queue is (counting the
+            # partial index cost a park 20 ms at 20,000 pending).
+            """
+            CREATE TABLE midturn_queues (
+                session_id TEXT PRIMARY KEY,
+                pending    INTEGER NOT NULL CHECK (pending >= 0)
+            ) WITHOUT ROWID
+            """,
+            """
+            CREATE TRIGGER midturn_count_inserted AFTER INSERT ON midturn_interactions
+            WHEN NEW.status = 'pending'
+            BEGIN
+                INSERT INTO midturn_queues (session_id, pending) VALUES (NEW.session_id, 1)
+                ON CONFLICT (session_id) DO UPDATE SET pending = pending + 1;
+            END
+            """,
+            """
+            CREATE TRIGGER midturn_count_updated
+            AFTER UPDATE OF status, session_id ON midturn_interactions
+            WHEN (OLD.status = 'pending') <> (NEW.status = 'pending')
+                OR (NEW.status = 'pending' AND OLD.session_id <> NEW.session_id)
+            BEGIN
+                UPDATE midturn_queues SET pending = pending - 1
+                WHERE OLD.status = 'pending' AND session_id = OLD.session_id;
+                INSERT INTO midturn_queues (session_id, pending)
+                SELECT NEW.session_id, 1 WHERE NEW.status = 'pending'
+                ON CONFLICT (session_id) DO UPDATE SET pending = pending + 1;
+            END
+            """,
+            """
+            CREATE TRIGGER midturn_count_deleted AFTER DELETE ON midturn_interactions
+            WHEN OLD.status = 'pending'
+            BEGIN
+                UPDATE midturn_queues SET pending = pending - 1
+                WHERE session_id = OLD.session_id;
+            END
+            """,
+            # In the migration's write transaction: no write falls between the count and
+            # the triggers.
+            """
+            INSERT INTO midturn_queues (session_id, pending)
+            SELECT session_id, count(*) FROM midturn_interactions
+            WHERE status = 'pending' GROUP BY session_id
+            """,
+        ),
+    ),
 )
