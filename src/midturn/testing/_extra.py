@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["INSTALL_HINT", "require"]
+__all__ = ["INSTALL_HINT", "missing", "require"]
 
 INSTALL_HINT = 'pip install "midturn[testing]"'
 
@@ -16,7 +16,12 @@ def require(module: str, what: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as error:
-        raise ImportError(
-            f"{what} needs the {module!r} package, which midturn does not install by "
-            f"default: {INSTALL_HINT}"
-        ) from error
+        raise missing(module, what) from error
+
+
+def missing(module: str, what: str) -> ImportError:
+    """The error for `what` when `module` (of the `testing` extra) is not installed."""
+    return ImportError(
+        f"{what} needs the {module!r} package, which midturn does not install by "
+        f"default: {INSTALL_HINT}"
+    )
