@@ -22,6 +22,7 @@ check no secret reaches storage); a part a backend does not declare is skipped, 
 why. Needs pytest and pytest-asyncio (`pip install "midturn[testing]"`).
 """
 
+from midturn._public import publish as _publish
 from midturn.testing.conformance._backend import Backend, BackendFixtures
 from midturn.testing.conformance._input import InputConformance
 from midturn.testing.conformance._lifecycle import LifecycleConformance
@@ -32,6 +33,7 @@ from midturn.testing.conformance._turns import TurnConformance
 
 __all__ = [
     "Backend",
+    "BackendFixtures",
     "InputConformance",
     "LifecycleConformance",
     "LogConformance",
@@ -54,3 +56,6 @@ class StoreConformance(
     """The whole suite. Subclass it as `Test<YourStore>` with a `backend` fixture that
     returns a `Backend`; each part is also a class of its own, to run one alone (mix it
     with `BackendFixtures`)."""
+
+
+_publish("midturn.testing.conformance", globals(), __all__)
