@@ -134,7 +134,8 @@ def test_a_bare_value_answers_a_one_question_ask() -> None:
         ("answered", ("A",), None)
     ]
     assert summary(midturn.parse_answer(single, {"answers": "A"})) == [("answered", ("A",), None)]
-    assert midturn.parse_answer(single, None).outcome == "skipped"
+    assert midturn.parse_answer(single, {"skip": True}).outcome == "skipped"
+    assert midturn.parse_answer(single, [None]).outcome == "skipped"  # its one value: null
     several = parse({"questions": [{"question": "Which?", "multi": True, "options": ["A", "B"]}]})
     assert summary(midturn.parse_answer(several, ["A", "B"])) == [("answered", ("A", "B"), None)]
     assert summary(midturn.parse_answer(several, ["B"])) == [("answered", ("B",), None)]
@@ -192,7 +193,6 @@ def test_redirect_carries_the_message(ask: midturn.Ask) -> None:
 
 
 def test_missing_keys_are_skipped_and_all_skipped_is_the_skipped_outcome(ask: midturn.Ask) -> None:
-    assert midturn.parse_answer(ask, {"answers": {}}).outcome == "skipped"
     result = midturn.parse_answer(ask, {"answers": {"db": None, "name": "x"}})
     assert (result.outcome, [a.status for a in result.answers]) == (
         "answered",
@@ -426,3 +426,82 @@ def test_limits_bound_everything_the_person_typed() -> None:
             midturn.parse_answer(ask, payload, limits=tight)
         assert midturn.parse_answer(ask, payload).outcome in ("answered", "redirected")
     assert midturn.parse_answer(ask, {"redirect": "MySQL"}, limits=tight).message == "MySQL"
+
+
+# -- empty bodies and a Go client's zero values ------------------------------------------
+
+
+@pytest.mark.parametrize("payload", [{}, None, {"answers": {}}, {"answers": None}])
+def test_an_empty_body_is_refused_not_read_as_a_skip(ask: midturn.Ask, payload: Any) -> None:
+    with pytest.raises(InvalidAnswer) as caught:
+        midturn.parse_answer(ask, payload)
+    assert '{"skip": true}' in caught.value.reason  # says how to skip on purpose
+    assert caught.value.question is None
+
+
+def test_zeroed_controls_beside_an_answer_are_unset(ask: midturn.Ask) -> None:
+    go = {"answers": {"db": "SQLite"}, "skip": False, "skipped": False, "redirect": ""}
+    assert summary(midturn.parse_answer(ask, go))[0] == ("answered", ("SQLite",), None)
+    keyed = {"db": "SQLite", "redirect": "", "dismiss": False}
+    assert summary(midturn.parse_answer(ask, keyed))[0] == ("answered", ("SQLite",), None)
+    with pytest.raises(InvalidAnswer, match="empty answer"):  # zeroes alone are no answer
+        midturn.parse_answer(ask, {"skip": False, "redirect": ""})
+    assert midturn.parse_answer(ask, {"skip": True, "redirect": ""}).outcome == "skipped"
+
+
+def go_action(question_id: str, **fields: Any) -> dict[str, Any]:
+    """One Go struct carrying both neo action shapes, every field present and zeroed."""
+    zeroed: dict[str, Any] = {
+        "question_id": question_id,
+        "status": "",
+        "values": None,
+        "message": "",
+        "answer_type": "",
+        "selected_option_ids": None,
+        "text": "",
+    }
+    return {**zeroed, **fields}
+
+
+def test_a_go_action_with_both_shapes_reads_the_filled_one(ask: midturn.Ask) -> None:
+    by_status = go_action("db", status="answered", values=["MySQL"])
+    assert summary(midturn.parse_answer(ask, by_status))[0] == ("answered", ("MySQL",), None)
+    by_type = go_action("features", answer_type="multi_choice", selected_option_ids=["Auth"])
+    assert summary(midturn.parse_answer(ask, by_type))[1] == ("answered", ("Auth",), None)
+    typed = go_action("name", answer_type="text", text="billing-api")
+    assert summary(midturn.parse_answer(ask, typed))[2] == ("answered", (), "billing-api")
+    message = go_action("name", status="answered", message="billing-api")
+    assert summary(midturn.parse_answer(ask, message))[2] == ("answered", (), "billing-api")
+    skipped = go_action("db", status="skipped")
+    assert midturn.parse_answer(ask, skipped).outcome == "skipped"
+    several = [by_status, by_type, go_action("name", answer_type="skip")]
+    assert [a.status for a in midturn.parse_answer(ask, several).answers] == [
+        "answered",
+        "answered",
+        "skipped",
+    ]
+
+
+def test_both_shapes_filled_must_agree(ask: midturn.Ask) -> None:
+    same = go_action(
+        "db", status="answered", values=["MySQL"], answer_type="single", selected_option_ids=[2]
+    )
+    assert summary(midturn.parse_answer(ask, same))[0] == ("answered", ("MySQL",), None)
+    for conflict in (
+        go_action("db", status="answered", values=["MySQL"], selected_option_ids=["SQLite"]),
+        go_action("db", status="skipped", selected_option_ids=["SQLite"]),
+        go_action("name", message="a", text="b"),
+    ):
+        with pytest.raises(InvalidAnswer, match="two different answers") as caught:
+            midturn.parse_answer(ask, conflict)
+        assert caught.value.question == conflict["question_id"]
+
+
+def test_an_action_with_no_answer_in_it_is_refused(ask: midturn.Ask) -> None:
+    for empty in (go_action("db"), {"question_id": "db"}):
+        with pytest.raises(InvalidAnswer, match="carries no answer"):
+            midturn.parse_answer(ask, empty)
+    with pytest.raises(InvalidAnswer, match="empty text"):  # "answered", but with nothing
+        midturn.parse_answer(ask, go_action("name", status="answered"))
+    with pytest.raises(InvalidAnswer, match="0 choices"):
+        midturn.parse_answer(ask, go_action("db", answer_type="single_choice"))

@@ -120,3 +120,71 @@ def test_question_is_read_as_an_alias_of_title() -> None:
     payload = {k: v for k, v in p.NEO.items() if k not in ("title", "description")}
     ask = midturn.parse_ask({**payload, "question": p.DB}, dialect="auto")
     assert (ask.dialect, ask.questions[0].question) == ("neo", p.DB)
+
+
+# -- a Go client: every field present, the unset ones zeroed ------------------------------
+
+
+def go_ask(**fields: Any) -> dict[str, Any]:
+    """neo's `ask_user` as a Go struct marshals it: every field present, unset ones `0`,
+    `""`, `false` or `null` (a nil slice)."""
+    zeroed: dict[str, Any] = {
+        "question_id": "",
+        "title": "",
+        "description": "",
+        "kind": "",
+        "options": None,
+        "required": False,
+        "allow_skip": False,
+        "max_choices": 0,
+        "timeout_sec": 0,
+    }
+    return {**zeroed, **fields}
+
+
+def go_option(label: str) -> dict[str, Any]:
+    return {"label": label, "description": ""}
+
+
+def test_a_go_struct_single_choice_reads_its_zero_values_as_unset() -> None:
+    options = [go_option("PostgreSQL"), go_option("SQLite")]
+    data = go_ask(question_id="db", title=p.DB, kind="single_choice", options=options)
+    ask = midturn.parse_ask(data, dialect="neo")
+    (question,) = ask.questions
+    assert (question.id, question.kind, question.multi, question.max_choices) == (
+        "db",
+        "choice",
+        False,
+        None,
+    )
+    assert [option.description for option in question.options] == [None, None]
+    assert question.question == p.DB  # an empty description adds nothing
+    assert ask.timeout_s is None  # timeout_sec 0: no timeout, not an instant one
+
+
+def test_a_go_struct_multi_choice_and_text_read_their_zero_values_as_unset() -> None:
+    options = [go_option("Auth"), go_option("Billing"), go_option("Search")]
+    multi = midturn.parse_ask(
+        go_ask(question_id="f", title=p.FEATURES, kind="multi_choice", options=options),
+        dialect="neo",
+    )
+    assert (multi.questions[0].multi, multi.questions[0].max_choices) == (True, None)
+    capped = go_ask(title=p.FEATURES, kind="multi_choice", options=options, max_choices=2)
+    assert midturn.parse_ask(capped, dialect="neo").questions[0].max_choices == 2
+    text = midturn.parse_ask(go_ask(title="What should it be called?"), dialect="neo")
+    (question,) = text.questions
+    assert (question.id, question.kind) == ("q1", "text")  # "" id: the default one
+    inferred = midturn.parse_ask(go_ask(title=p.DB, options=options[:2]), dialect="neo")
+    assert inferred.questions[0].kind == "choice"  # "" kind: inferred from the options
+    timed = midturn.parse_ask(go_ask(title="Name?", timeout_sec=30), dialect="neo")
+    assert timed.timeout_s == 30
+
+
+def test_zero_values_never_hide_a_real_fault() -> None:
+    with pytest.raises(midturn.InvalidAsk) as caught:
+        midturn.parse_ask(go_ask(kind="single_choice"), dialect="neo")
+    assert caught.value.problems[0].path == "title"
+    with pytest.raises(midturn.InvalidAsk):
+        midturn.parse_ask(go_ask(title=p.DB, kind="single_choice", max_choices=2), dialect="neo")
+    with pytest.raises(midturn.InvalidAsk):
+        midturn.parse_ask(go_ask(title=p.DB, timeout_sec=-5), dialect="neo")

@@ -75,7 +75,7 @@ def test_one_question_with_no_selection() -> None:
 
 
 def test_one_question_skipped() -> None:
-    out = midturn.render(midturn.parse_answer(one(), None), dialect="omp")
+    out = midturn.render(midturn.parse_answer(one(), {"skip": True}), dialect="omp")
     assert out.text == f"User cancelled the question. {PROCEED}"
     assert out.data == {"selectedOptions": [], "cancelled": True}
 

@@ -88,7 +88,7 @@ def test_a_secret_select_is_redacted_too() -> None:
 
 def test_cancelled_and_timed_out() -> None:
     ask = midturn.parse_ask(p.PI_SELECT, dialect="pi-legacy")
-    skipped = midturn.render(midturn.parse_answer(ask, None), dialect="pi-legacy")
+    skipped = midturn.render(midturn.parse_answer(ask, {"skip": True}), dialect="pi-legacy")
     assert skipped.text == f"Answer: (cancelled by the user). {PROCEED}"
     assert skipped.data["cancelled"] is True and skipped.data["value"] is None
     late = midturn.render(uniform(ask, "timed_out", "timed_out"), dialect="pi-legacy")

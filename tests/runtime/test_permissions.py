@@ -75,6 +75,17 @@ async def test_a_bad_permission_request_is_a_usage_error(runtime: Runtime) -> No
         await runtime.request_permission("s1", tool="bash", summary="")
     with pytest.raises(UsageError, match="timeout_s"):
         await runtime.request_permission("s1", tool="bash", summary="ls", timeout_s=0)
+    for beyond_dates in (3e11, float("inf"), float("nan")):  # no deadline date could hold it
+        with pytest.raises(UsageError, match="at most 31536000"):
+            await runtime.request_permission(
+                "s1", tool="bash", summary="ls", timeout_s=beyond_dates
+            )
+    assert await runtime.queue("s1") == []
+
+
+def test_a_default_permission_timeout_beyond_a_year_is_a_usage_error(store: Store) -> None:
+    with pytest.raises(UsageError, match="at most 31536000"):
+        Runtime(store, permission_timeout_s=3e11)
 
 
 async def test_non_interactive_asks_are_unavailable_at_once_and_nobody_cancelled(

@@ -70,3 +70,79 @@ async def test_a_secret_reaches_the_waiter_and_nothing_else(
     assert gone.result is not None
     assert gone.result.answers[0].secret_value is None
     assert gone.result.answers[0].answer == SECRET_MARK
+
+
+SECRET_SELECT = {  # pi-legacy: a select whose answer the model must not see
+    "question": "Which vault holds the deploy key?",
+    "kind": "select",
+    "options": ["vault-a", "vault-b"],
+    "allowCustom": True,
+    "sensitivity": "secret",
+}
+
+
+async def test_a_secret_select_keeps_its_typed_answer_out_of_every_stored_byte(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'secret.db'}"
+    async with open_store(url) as store, Runtime(store) as runtime:
+        typed, _ = await runtime.ask("s1", SECRET_SELECT, dialect="pi-legacy", tool_call_id="c1")
+        picked, _ = await runtime.ask("s1", SECRET_SELECT, dialect="pi-legacy", tool_call_id="c2")
+        await runtime.answer(typed.id, {"answers": {typed.ask.questions[0].id: SECRET}})  # type: ignore[union-attr]
+        await runtime.answer(picked.id, "vault-b")
+        live = (await runtime.wait(typed.id)).interaction
+        chosen = (await runtime.wait(picked.id)).interaction
+        output = await runtime.handle_tool_call(
+            "s1", name="askUserQuestion", tool_call_id="c1", tool_input=SECRET_SELECT
+        )
+        events = [e.model_dump_json() async for e in runtime.events(follow=False)]
+        stored = await store.get_interaction(typed.id)
+        stored_pick = await store.get_interaction(picked.id)
+
+    assert live.result is not None and chosen.result is not None
+    (answer,) = live.result.answers
+    assert answer.secret_value is not None and answer.secret_value.get_secret_value() == SECRET
+    assert chosen.result.answers[0].secret_value is not None
+    assert chosen.result.answers[0].secret_value.get_secret_value() == "vault-b"
+    assert SECRET not in output.text and "[REDACTED:secret-answer]" in output.text
+    for held in (stored, stored_pick):
+        assert held is not None and held.result is not None
+        (kept,) = held.result.answers
+        assert (kept.status, kept.selected, kept.text, kept.answer) == (
+            "answered",
+            (),
+            None,
+            SECRET_MARK,
+        )
+    assert not [event for event in events if SECRET in event]
+    results = [
+        json.dumps(json.loads(event)["data"]["interaction"]["result"])
+        for event in events
+        if "user_question_answered" in event
+    ]
+    assert len(results) == 2 and not [result for result in results if "vault-b" in result]
+    assert _files_holding(tmp_path, SECRET) == []  # the database, its WAL and -shm files
+
+
+async def test_an_ask_settled_with_a_secret_refuses_every_later_answer_alike(
+    tmp_path: Path,
+) -> None:
+    """Re-posting cannot confirm a guess: the right value and a wrong one get the same
+    refusal, in the answering process and after a restart."""
+    url = f"sqlite:///{tmp_path / 'secret.db'}"
+    right = {"answers": {"token": SECRET, "env": "staging"}}
+    wrong = {"answers": {"token": "a-guess", "env": "staging"}}
+    async with open_store(url) as store, Runtime(store) as runtime:
+        interaction, _ = await runtime.ask("s1", SECRET_ASK, tool_call_id="call_1")
+        await runtime.answer(interaction.id, right, by="user")
+        refusals = []
+        for payload in (right, wrong):
+            with pytest.raises(AlreadySettled) as refused:
+                await runtime.answer(interaction.id, payload, by="user")
+            refusals.append(str(refused.value))
+    async with open_store(url) as store, Runtime(store) as runtime:
+        for payload in (right, wrong):
+            with pytest.raises(AlreadySettled) as refused:
+                await runtime.answer(interaction.id, payload, by="user")
+            refusals.append(str(refused.value))
+    assert len(set(refusals)) == 1

@@ -389,3 +389,34 @@ async def test_a_timed_ask_counts_down(terminal: Make) -> None:
     await term.shows("⏱ 20 s left")  # redrawn by itself, no key pressed
     term.press(CTRL_C)
     assert (await task).stopped
+
+
+async def test_the_typed_answer_of_a_secret_select_is_masked_too(terminal: Make) -> None:
+    """pi-legacy `sensitivity: secret` on a select: its Other text is a secret as well."""
+    from midturn import parse_ask
+
+    secret_select = parse_ask(
+        {
+            "question": "Which vault holds the key?",
+            "kind": "select",
+            "options": ["vault-a", "vault-b"],
+            "allowCustom": True,
+            "sensitivity": "secret",
+        },
+        dialect="pi-legacy",
+    )
+    term = terminal()
+    task = start(term, secret_select)
+    await term.shows("Which vault holds the key?")
+    term.press("hunter2")
+    screen = await term.shows("•••••••")
+    assert "hunter2" not in screen
+    term.press(ENTER)
+    result = await task
+    assert result.payload is not None
+    assert "hunter2" not in "".join(term.raw)  # never written to the terminal at all
+    assert "hunter2" not in "\n".join(result.lines)
+    parsed = parse_answer(secret_select, result.payload)
+    (answer,) = parsed.answers
+    assert answer.answer == SECRET_MARK and answer.secret_value is not None
+    assert answer.secret_value.get_secret_value() == "hunter2"

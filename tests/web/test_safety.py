@@ -149,3 +149,68 @@ def test_an_answer_token_cannot_open_the_admin_inbox(
     expect(page.locator("#session-view")).to_be_visible()
     expect(page.locator("#inbox-view")).to_be_hidden()
     assert ADMIN_TOKEN not in page.content()
+
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+"""Bidirectional embeddings, overrides, isolates and marks ("Trojan Source")."""
+
+
+def _bidi_in_page(page: Page) -> list[str]:
+    """Every bidi control in the page's text and attributes, by where it is."""
+    found: list[str] = page.evaluate(
+        """(controls) => {
+          const bad = new RegExp(`[${controls}]`);
+          const hits = [];
+          const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_ALL);
+          for (let node = walker.currentNode; node; node = walker.nextNode()) {
+            const text = node.nodeType === Node.TEXT_NODE;
+            if (text && bad.test(node.data)) hits.push(`text: ${node.data}`);
+            if (node.nodeType === Node.ELEMENT_NODE) {
+              for (const attr of node.attributes) {
+                if (bad.test(attr.value)) hits.push(`${node.tagName} ${attr.name}`);
+              }
+            }
+          }
+          if (bad.test(document.title)) hits.push("title");
+          return hits;
+        }""",
+        BIDI,
+    )
+    return found
+
+
+def test_bidi_controls_in_model_text_never_reach_the_page(
+    page: Page, gateway: LiveGateway, session: Session, agent: Agent
+) -> None:
+    evil = "\u202eexe.txt\u202c"  # reads as "txt.exe" when the override renders
+    agent.ask(
+        {
+            "questions": [
+                {
+                    "id": "pick",
+                    "header": "Pick\u202e\u2066",
+                    "question": f"Open {evil}? {BIDI}",
+                    "options": [
+                        {"label": f"Yes {evil}", "description": f"runs {evil}"},
+                        {"label": f"No{BIDI}", "description": "plain"},
+                    ],
+                },
+                {"id": "why", "question": f"Why {evil}?", "placeholder": f"because {evil}"},
+            ]
+        },
+        turn_id="t1",
+    )
+    agent.request_permission(
+        tool=f"sh{BIDI}", summary=f"run {evil}", details=f"{evil}\n{BIDI}", turn_id="t2"
+    )
+    page.goto(answer_url(gateway, session))
+    tray = page.locator(".tray-ask")
+    expect(tray.locator(".question")).to_have_text("Open exe.txt? ")
+    expect(tray.locator(".chip")).to_have_text("Pick")
+    expect(tray.locator(".option .label").first).to_have_text("Yes exe.txt")
+    expect(page.locator("#history")).to_contain_text("Open exe.txt?")
+    assert _bidi_in_page(page) == []
+    tray.locator(".option").first.click()
+    page.get_by_role("button", name="Next").click()
+    expect(tray.locator(".question")).to_have_text("Why exe.txt?")
+    assert _bidi_in_page(page) == []

@@ -261,3 +261,29 @@ def test_a_request_that_times_out_or_is_cancelled_says_so(
     agent.now(lambda client: client.cancel(asked.id))
     expect(notice).to_have_text("That request was cancelled.")
     expect(page.locator(".tray")).to_have_count(0)
+
+
+def test_the_typed_answer_of_a_secret_select_is_masked(
+    page: Page, gateway: LiveGateway, session: Session, agent: Agent
+) -> None:
+    """pi-legacy `sensitivity: secret` on a select: its Other field is a secret field."""
+    secret_select = {
+        "question": "Which vault holds the key?",
+        "kind": "select",
+        "options": ["vault-a", "vault-b"],
+        "allowCustom": True,
+        "sensitivity": "secret",
+    }
+    asked = agent.ask(secret_select, dialect="pi-legacy", turn_id="t1")
+    waiter = agent.wait(asked)
+    page.goto(answer_url(gateway, session))
+    tray = page.locator(".tray-ask")
+    other = tray.locator(".other-text")
+    expect(other).to_have_attribute("type", "password")
+    other.fill("sk-vault-123")
+    assert "sk-vault-123" not in tray.inner_text()
+    tray.get_by_role("button", name="Submit").click()
+    settled = waiter.result(SAFETY_S)
+    assert settled.result is not None
+    assert settled.result.answers[0].answer == "[secret provided]"
+    assert "sk-vault-123" not in page.locator("body").inner_text()

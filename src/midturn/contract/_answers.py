@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import SecretStr
 
-from midturn.contract._checks import kind_of
+from midturn.contract._checks import NOT_TEXT, kind_of, lone_surrogate_at
 from midturn.contract._models import (
     SECRET_MARK,
     AnswerStatus,
@@ -31,6 +31,12 @@ _SKIP_KEYS = ("skip", "skipped", "dismiss")
 _SELECTED_KEYS = ("selected", "labels")
 _TEXT_KEYS = ("text", "other")
 _SKIP_STATUSES = frozenset({"skip", "skipped", "dismissed", "cancelled", "timeout", "timed_out"})
+_UNSET: Any = object()
+_EMPTY = (
+    "an empty answer has no reading (and would skip every question for good); send the "
+    'answers, e.g. {"answers": {<question id>: <value>}}, or skip explicitly with '
+    '{"skip": true}'
+)
 
 
 def _short(value: Any, limit: int = 40) -> str:
@@ -50,11 +56,16 @@ def parse_answer(ask: Ask, payload: Any, *, limits: Limits | None = None) -> Ask
     `limits.max_text_chars` bounds everything the person typed: a text answer, Other text
     and a redirect's message. The counts of choices are the ask's own (each question's
     `min_choices`/`max_choices`, already within the limits it was parsed under)."""
+    where = lone_surrogate_at(payload)
+    if where is not None:
+        raise InvalidAnswer(f"the answer {f'at {where} ' if where else ''}{NOT_TEXT}")
     reader = _Reader(ask, limits or _DEFAULT_LIMITS)
     if isinstance(payload, dict):
         return reader.object(payload)
     if isinstance(payload, list | tuple):
         return reader.sequence(list(payload))
+    if payload is None:
+        raise InvalidAnswer(_EMPTY)
     return reader.bare(payload)
 
 
@@ -66,6 +77,9 @@ class _Reader:
     # -- payload shapes -----------------------------------------------------------------
 
     def object(self, payload: dict[str, Any]) -> AskResult:
+        payload = _without_zero_controls(payload)
+        if not payload:
+            raise InvalidAnswer(_EMPTY)
         for key in _SKIP_KEYS:
             if payload.get(key) is True:
                 return uniform_result(self.ask, "skipped")
@@ -85,6 +99,8 @@ class _Reader:
             return redirect_result(self.ask, message)
         if "answers" in payload:
             inner = payload["answers"]
+            if inner is None or inner == {}:
+                raise InvalidAnswer(_EMPTY)
             if isinstance(inner, dict):
                 return self.mapping(inner)
             if isinstance(inner, list | tuple):
@@ -169,14 +185,37 @@ class _Reader:
 
     def actions(self, items: list[dict[str, Any]]) -> AskResult:
         """neo-style actions: `{question_id, status, values, message}` or
-        `{question_id, answer_type, selected_option_ids, text}`."""
+        `{question_id, answer_type, selected_option_ids, text}`, or both at once with the
+        unused one zeroed (one Go struct): the filled shape is read, and two filled
+        shapes must agree."""
         mapping: dict[str, Any] = {}
         for item in items:
             key = item["question_id"]
             if not isinstance(key, str):
                 raise InvalidAnswer(f"question_id is {kind_of(key)}; send the question's id")
-            mapping[key] = _action_value(item)
-        return self.keyed(mapping)
+            question = self._find(key)
+            mapping[key] = None if question is None else self.action_value(question, item)
+        return self.keyed(mapping)  # an unknown question_id is worded there
+
+    def action_value(self, question: Question, item: dict[str, Any]) -> Any:
+        filled = [
+            value
+            for value in (_status_shape(question, item), _typed_shape(question, item))
+            if value is not _UNSET
+        ]
+        if not filled:
+            raise InvalidAnswer(
+                "the action carries no answer; send the selected labels in values (or "
+                'selected_option_ids), the typed text in message (or text), or status "skipped"',
+                question=question.id,
+            )
+        if len(filled) == 2 and self.value(question, filled[0]) != self.value(question, filled[1]):
+            raise InvalidAnswer(
+                "the action carries two different answers, one in status/values/message and "
+                "one in answer_type/selected_option_ids/text; send one of them (zero the other)",
+                question=question.id,
+            )
+        return filled[0]
 
     # -- one question ---------------------------------------------------------------------
 
@@ -355,6 +394,9 @@ class _Reader:
                 )
         labels = tuple(question.options[i].label for i in chosen)
         shown = [*labels, other] if other is not None else list(labels)
+        if question.secret:  # a dialect's secret choice: nothing of it outside memory
+            value = SecretStr(", ".join(shown))
+            return _answer(question, answer=SECRET_MARK, secret_value=value)
         return _answer(question, selected=labels, text=other, answer=", ".join(shown))
 
     def result(self, answers: list[QuestionAnswer]) -> AskResult:
@@ -364,24 +406,60 @@ class _Reader:
         )
 
 
-def _action_value(item: dict[str, Any]) -> Any:
-    status = item.get("status")
-    kind = item.get("answer_type")
-    if (isinstance(status, str) and status.lower() in _SKIP_STATUSES) or kind == "skip":
+def _without_zero_controls(payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload without the controls a Go struct marshals when unset: `skip`,
+    `skipped`, `dismiss` as `false`, `redirect` as `""` or `null`."""
+    zeroed = [
+        key
+        for key, value in payload.items()
+        if (key in _SKIP_KEYS and value is False) or (key == "redirect" and value in (None, ""))
+    ]
+    if not zeroed:
+        return payload
+    return {key: value for key, value in payload.items() if key not in zeroed}
+
+
+def _is_zero(value: Any) -> bool:
+    """A Go zero value for a string, a slice or a nil pointer: `""`, `[]` or `null`."""
+    return value is None or value == "" or value == []
+
+
+def _nothing_chosen(question: Question) -> Any:
+    """What an action that says "answered" but carries no value reads as: an empty
+    selection (valid only where the question allows one) or empty text (refused)."""
+    return "" if question.kind == "text" else []
+
+
+def _status_shape(question: Question, item: dict[str, Any]) -> Any:
+    """The value of `{status, values, message}`: None for a skip status, `_UNSET` when
+    every one of them is missing or zeroed."""
+    status, values, message = item.get("status"), item.get("values"), item.get("message")
+    if isinstance(status, str) and status.lower() in _SKIP_STATUSES:
         return None
-    if "values" in item or "message" in item:
-        values = item.get("values")
-        if values:  # read like a plain answer: a string that is no option is typed text
-            return list(values) if isinstance(values, list | tuple) else values
-        message = item.get("message")
-        return message if isinstance(message, str) and message.strip() else None
-    selected = item.get("selected_option_ids") or []
-    text = item.get("text")
-    if not selected and text is None:
+    if all(_is_zero(field) for field in (status, values, message)):
+        return _UNSET
+    if not _is_zero(values):  # read like a plain answer: a string that is no option is Other
+        return list(values) if isinstance(values, list | tuple) else values
+    if not _is_zero(message):
+        return message
+    return _nothing_chosen(question)
+
+
+def _typed_shape(question: Question, item: dict[str, Any]) -> Any:
+    """The value of `{answer_type, selected_option_ids, text}`: None for `answer_type:
+    "skip"`, `_UNSET` when every one of them is missing or zeroed."""
+    kind, text = item.get("answer_type"), item.get("text")
+    selected = item.get("selected_option_ids")
+    if kind == "skip":
         return None
-    if not isinstance(selected, list | tuple):
-        selected = [selected]
-    return {"selected": list(selected), "text": text}
+    if all(_is_zero(field) for field in (kind, selected, text)):
+        return _UNSET
+    if _is_zero(selected) and _is_zero(text):
+        return _nothing_chosen(question)
+    chosen = [] if _is_zero(selected) else selected
+    if not isinstance(chosen, list | tuple):
+        chosen = [chosen]
+    return {"selected": list(chosen), "text": None if _is_zero(text) else text}
 
 
 def _status(question: Question, status: AnswerStatus, **fields: Any) -> QuestionAnswer:

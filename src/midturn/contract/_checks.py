@@ -10,9 +10,23 @@ from midturn.contract._models import Limits
 from midturn.contract._normalize import fold
 from midturn.errors import Problem
 
-__all__ = ["ID", "Checker", "checked_id", "count_range", "kind_of", "short"]
+__all__ = [
+    "ID",
+    "NOT_TEXT",
+    "Checker",
+    "checked_id",
+    "count_range",
+    "kind_of",
+    "lone_surrogate_at",
+    "short",
+]
 
 ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+NOT_TEXT = (
+    "holds a lone UTF-16 surrogate (such as \\ud800 without its pair), which is not text; "
+    "send valid Unicode text"
+)
+"""Why a string with a lone surrogate is refused, wherever it is given."""
 _NAMED_UNKNOWN = 5
 """Unknown fields named one by one in the warnings; the rest are counted."""
 
@@ -33,6 +47,46 @@ def kind_of(value: Any) -> str:
     return type(value).__name__
 
 
+def _is_text(value: str) -> bool:
+    """Whether `value` is Unicode text: no lone UTF-16 surrogate (JSON `"\\ud800"` parses
+    to one; it cannot be stored, sent or shown as UTF-8)."""
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def lone_surrogate_at(value: Any) -> str | None:
+    """The path (`a.b.0`) of the first string or key in `value` holding a lone UTF-16
+    surrogate, `""` for `value` itself, or None when there is none. Walks without
+    recursion (any nesting depth is safe), checking strings where it meets them and
+    building a path only for containers, so a large body costs about one pass."""
+    if isinstance(value, str):
+        return None if _is_text(value) else ""
+    if not isinstance(value, dict | list | tuple):
+        return None
+    pending: list[tuple[tuple[Any, ...], Any]] = [((), value)]
+    while pending:
+        path, node = pending.pop()
+        mapping = isinstance(node, dict)
+        for key, item in node.items() if mapping else enumerate(node):
+            if mapping and isinstance(key, str) and not _is_text(key):
+                return _joined(path) or "(key)"
+            if isinstance(item, str):
+                if not _is_text(item):
+                    return _joined((*path, key))
+            elif isinstance(item, dict | list | tuple):
+                pending.append(((*path, key), item))
+    return None
+
+
+def _joined(path: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in path)
+
+
 def short(text: str, limit: int = 40) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
@@ -46,6 +100,8 @@ class Checker:
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
+        self.secret_choices = False
+        """Whether a choice question may be secret (see `build_ask`)."""
         self.problems: list[Problem] = []
         self.warnings: list[str] = []
 

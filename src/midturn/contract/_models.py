@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 __all__ = [
     "HARD_LIMITS",
+    "MAX_TIMEOUT_S",
     "SECRET_MARK",
     "AnswerStatus",
     "Ask",
@@ -42,6 +43,12 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+MAX_TIMEOUT_S = 365 * 24 * 3600
+"""The longest timeout any ask or permission may have (a year, in seconds): a deadline
+is a date, and beyond a few thousand years there is no date to hold it. A host's
+`max_timeout_s` may only tighten it."""
+
+
 class Limits(_Frozen):
     """The bounds an ask must keep. A host may tighten or widen them up to the hard caps
     (`HARD_LIMITS`); the defaults are the widest common contract (Claude Code's)."""
@@ -54,7 +61,7 @@ class Limits(_Frozen):
     max_label_chars: int = Field(default=80, ge=1, le=200)
     max_description_chars: int = Field(default=240, ge=0, le=1000)
     max_text_chars: int = Field(default=10_000, ge=1, le=100_000)
-    max_timeout_s: float | None = Field(default=None, gt=0)
+    max_timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S)
 
     @model_validator(mode="after")
     def _ordered(self) -> Limits:

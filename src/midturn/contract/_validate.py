@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from midturn.contract._checks import Checker, checked_id, kind_of, short
-from midturn.contract._models import Ask, Limits, OnTimeout, Question
+from midturn.contract._models import MAX_TIMEOUT_S, Ask, Limits, OnTimeout, Question
 from midturn.contract._normalize import derive_header, unique_header
 from midturn.contract._options import read_choice_bounds, read_options, read_recommended
 from midturn.errors import InvalidAsk, Problem
@@ -43,11 +43,16 @@ _QUESTION_KEYS = frozenset(
 )
 
 
-def build_ask(canonical: Any, *, limits: Limits, dialect: str) -> Ask:
+def build_ask(canonical: Any, *, limits: Limits, dialect: str, secret_choices: bool = False) -> Ask:
     """Normalize a canonical-shaped dict, validate it strictly, return the `Ask`.
+
+    `secret_choices` lets a choice question be `secret` too (a dialect whose product
+    has such questions: its whole answer, selection and typed text, is then secret); the
+    canonical shape keeps `secret` for text questions (docs/contract.md#the-canonical-ask).
 
     Raises `InvalidAsk` with every problem found."""
     check = Checker(limits)
+    check.secret_choices = secret_choices
     if not isinstance(canonical, dict):
         raise InvalidAsk(
             [
@@ -102,8 +107,9 @@ def _question_list(check: Checker, value: Any) -> list[Any]:
 def _timeout(check: Checker, value: Any) -> float | None:
     if value is None:
         return None
-    ceiling = check.limits.max_timeout_s
-    bound = f" and at most {ceiling:g}" if ceiling is not None else ""
+    ceiling = check.limits.max_timeout_s or MAX_TIMEOUT_S
+    shown_ceiling = f"{ceiling:.0f}" if ceiling == int(ceiling) else f"{ceiling:g}"
+    bound = f" and at most {shown_ceiling}"
     if isinstance(value, bool) or not isinstance(value, int | float):
         check.problem("timeout_s", f"{kind_of(value)} given; give seconds, above 0{bound}, or null")
         return None
@@ -111,7 +117,7 @@ def _timeout(check: Checker, value: Any) -> float | None:
         seconds = float(value)
     except OverflowError:  # an int too large for a float
         seconds = math.inf
-    if not 0 < seconds < math.inf or (ceiling is not None and seconds > ceiling):
+    if not 0 < seconds <= ceiling:
         shown = f"{seconds:g}" if math.isfinite(seconds) else str(value)
         shown = shown if len(shown) <= 20 else shown[:19] + "…"
         check.problem("timeout_s", f"{shown} given; give seconds above 0{bound}, or null")
@@ -182,7 +188,9 @@ def _question(check: Checker, raw: Any, position: int) -> _Draft | None:
         if placeholder is not None and len(placeholder) > limits.max_question_chars:
             check.problem(f"{path}.placeholder", "too long; keep it to a short hint")
     elif kind == "choice":
-        if secret:
+        if secret and check.secret_choices:
+            fields["secret"] = True
+        elif secret:
             check.problem(
                 f"{path}.secret",
                 'only a text question can be secret; use kind "text" for a secret value',

@@ -11,6 +11,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from midturn.gateway._body_check import body_problem
 from midturn.gateway._errors import MAX_BODY_BYTES, PayloadTooLarge
 from midturn.gateway._metrics import Metrics
 
@@ -25,22 +26,21 @@ CSP = (
 )
 
 
-async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
+async def _send_json(send: Send, status: int, body: dict[str, Any], *, close: bool = True) -> None:
+    """A JSON error sent before the app runs; `close` when the body was not read whole
+    (the connection cannot carry another request)."""
     payload = json.dumps(body).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode()),
-                (b"connection", b"close"),
-            ],
-        }
-    )
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(payload)).encode()),
+    ]
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})
 
 
+_WITH_BODY = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _EVERY_RESPONSE = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer")]
 _PAGE_RESPONSE = [*_EVERY_RESPONSE, (b"content-security-policy", CSP.encode())]
 
@@ -48,8 +48,10 @@ _PAGE_RESPONSE = [*_EVERY_RESPONSE, (b"content-security-policy", CSP.encode())]
 class GatewayMiddleware:
     """The gateway's one ASGI wrapper (one layer, one wrapped `send` per request):
 
-    - the body cap: a declared `Content-Length` over it is refused at once with 413; a
-      chunked body is counted while read (the route then fails with `PayloadTooLarge`);
+    - the body: a declared `Content-Length` over the cap is refused at once with 413; a
+      body is read whole here (counted while read, 413 past the cap) and checked
+      (`_body_check.py`: UTF-8, nesting, lone surrogates: 422 `invalid_request`) before
+      any route sees it;
     - security headers: every response gets `nosniff` and no referrer (an inbox URL's
       fragment never leaves, but be sure); the web inbox's pages also get a CSP that
       forbids inline script;
@@ -87,9 +89,16 @@ class GatewayMiddleware:
                     {"error": "payload_too_large", "message": str(PayloadTooLarge(self.limit))},
                 )
                 return
-            # h11 holds a declared length to its word; only a chunked body is counted here
-            limited = receive if declared is not None else self._limited(receive)
-            await self.app(scope, limited, wrapped_send)
+            if scope.get("method") in _WITH_BODY:
+                body = await self._read_body(receive, wrapped_send)
+                if body is None:
+                    return
+                problem = body_problem(body)
+                if problem is not None:
+                    await _send_json(wrapped_send, 422, _invalid(*problem), close=False)
+                    return
+                receive = _replay(body, receive)
+            await self.app(scope, receive, wrapped_send)
         finally:
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
@@ -97,20 +106,50 @@ class GatewayMiddleware:
             if access_log.isEnabledFor(logging.INFO):
                 _log(scope, template, status, started)
 
-    def _limited(self, receive: Receive) -> Receive:
+    async def _read_body(self, receive: Receive, send: Send) -> bytes | None:
+        """The whole request body (at most the cap: h11 holds a declared length to its
+        word, a chunked one is counted here), or None once a 413 has been sent."""
+        chunks: list[bytes] = []
         received = 0
-        limit = self.limit
-
-        async def limited_receive() -> Message:
-            nonlocal received
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > limit:
-                    raise PayloadTooLarge(limit)
-            return message
+            if message["type"] != "http.request":
+                return None  # the client went away
+            chunk = message.get("body", b"")
+            received += len(chunk)
+            if received > self.limit:
+                refusal = {
+                    "error": "payload_too_large",
+                    "message": str(PayloadTooLarge(self.limit)),
+                }
+                await _send_json(send, 413, refusal)
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
 
-        return limited_receive
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that hands the app the body already read, then the client's own
+    messages (the disconnect)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _invalid(path: str, message: str) -> dict[str, Any]:
+    return {
+        "error": "invalid_request",
+        "message": f"the request is malformed: {path} {message}",
+        "problems": [{"path": path, "message": message}],
+    }
 
 
 def _content_length(scope: Scope) -> int | None:

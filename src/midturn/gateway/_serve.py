@@ -25,6 +25,7 @@ import uvicorn
 from midturn.errors import UsageError
 from midturn.gateway._app import create_app
 from midturn.gateway._auth import new_admin_token
+from midturn.gateway._protocol import JsonErrorsH11Protocol
 from midturn.gateway._state import GatewayState
 from midturn.runtime import Runtime
 from midturn.store import open_store
@@ -193,6 +194,7 @@ async def run_server(
             lifespan="off",
             timeout_graceful_shutdown=10,
             timeout_keep_alive=75,
+            http=JsonErrorsH11Protocol,  # invalid HTTP is refused in the JSON error shape
         )
 
         def ready(base_url: str) -> None:

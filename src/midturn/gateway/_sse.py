@@ -26,6 +26,10 @@ router = APIRouter(prefix="/v1", tags=["events"])
 KEEPALIVE_S = 15.0
 RETRY_MS = 2000
 _QUEUE_MAX = 1000
+MAX_EVENT_ID = 2**63 - 1
+"""The largest event id a store can hold (a signed 64-bit integer): a resume point past
+it is refused, not streamed as an empty log that ends at once (which an EventSource
+would reconnect to forever)."""
 _END = object()
 
 
@@ -40,7 +44,7 @@ def _resume_point(last_event_id: str | None, after: int | None) -> int:
             value = int(last_event_id.strip())
         except ValueError:
             raise _bad_resume(last_event_id) from None
-        if value < 0:
+        if not 0 <= value <= MAX_EVENT_ID:
             raise _bad_resume(last_event_id)
         return value
     return after or 0
@@ -129,7 +133,9 @@ LastEventId = Annotated[
     str | None,
     Header(alias="Last-Event-ID", description="resume after this event id", max_length=40),
 ]
-After = Annotated[int | None, Query(ge=0, description="resume after this event id")]
+After = Annotated[
+    int | None, Query(ge=0, le=MAX_EVENT_ID, description="resume after this event id")
+]
 AccessToken = Annotated[
     str | None,
     Query(description="the token, for EventSource clients that cannot send headers"),

@@ -3,9 +3,9 @@ OpenAPI document describes them exactly."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.responses import Response
 
 from midturn.contract._interactions import Decision, Interaction, Risk
@@ -43,8 +43,32 @@ class ModelResponse(Response):
 class _In(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    _UNSET_WHEN_ZERO: ClassVar[frozenset[str]] = frozenset()
+    """Fields whose zero value (`""`, `0`, `null`: what a Go struct marshals for a field
+    it never set) reads as the field not given, so its default applies. Only fields with
+    no sound zero of their own: an empty id, dialect or risk, a timeout of no time."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _zero_is_unset(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not cls._UNSET_WHEN_ZERO:
+            return data
+        return {
+            key: value
+            for key, value in data.items()
+            if key not in cls._UNSET_WHEN_ZERO or not _is_zero(value)
+        }
+
+
+def _is_zero(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False  # no field read through here is a flag
+    return value is None or value == "" or (isinstance(value, int | float) and value == 0)
+
 
 class SessionIn(_In):
+    _UNSET_WHEN_ZERO = frozenset({"meta"})  # a nil Go map marshals as null
+
     meta: dict[str, Any] = Field(default_factory=dict, description="free-form, kept as is")
 
 
@@ -64,6 +88,8 @@ _ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,200}$"
 
 
 class AskIn(_In):
+    _UNSET_WHEN_ZERO = frozenset({"dialect", "tool_call_id", "turn_id"})
+
     tool_input: Any = Field(description="the model's tool input, in the dialect's shape")
     dialect: str = Field(
         default="midturn",
@@ -82,6 +108,8 @@ class AskIn(_In):
 
 
 class PermissionIn(_In):
+    _UNSET_WHEN_ZERO = frozenset({"risk", "details", "tool_call_id", "turn_id", "timeout_s"})
+
     tool: str = Field(min_length=1, max_length=200)
     summary: str = Field(min_length=1, max_length=500)
     risk: Risk = "medium"
@@ -96,6 +124,8 @@ class PermissionIn(_In):
 
 
 class DecisionIn(_In):
+    _UNSET_WHEN_ZERO = frozenset({"message"})
+
     decision: Decision
     message: str | None = Field(default=None, max_length=2000)
 

@@ -31,7 +31,7 @@ from midturn.contract._interactions import (
     Risk,
     utcnow,
 )
-from midturn.contract._models import AskResult, Limits, ToolOutput
+from midturn.contract._models import MAX_TIMEOUT_S, AskResult, Limits, ToolOutput
 from midturn.contract._ports import Parked, Settled
 from midturn.contract._tool_spec import tool_spec
 from midturn.contract.dialects import get_dialect
@@ -71,6 +71,14 @@ _STATUS_OF: dict[str, InteractionStatus] = {
 SYSTEM = "system"
 """`settled_by` of everything no person decided: timeouts, `unavailable`, auto-allows."""
 _AUTO = PermissionDecision(outcome="allowed", decision="allow", auto=True)
+
+
+def _holds_secret(settled: Interaction) -> bool:
+    """Whether a settled ask's result answers a secret question."""
+    if settled.ask is None or settled.result is None:
+        return False
+    secret = {question.id for question in settled.ask.questions if question.secret}
+    return any(a.id in secret and a.status == "answered" for a in settled.result.answers)
 
 
 def new_interaction_id() -> str:
@@ -115,10 +123,10 @@ class Runtime:
         permission_timeout_s: float | None = 300.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if permission_timeout_s is not None and permission_timeout_s <= 0:
+        if permission_timeout_s is not None and not 0 < permission_timeout_s <= MAX_TIMEOUT_S:
             raise UsageError(
-                f"permission_timeout_s must be above 0 (got {permission_timeout_s}); "
-                "pass None for no timeout"
+                f"permission_timeout_s must be above 0 and at most {MAX_TIMEOUT_S} (a year; "
+                f"got {permission_timeout_s}); pass None for no timeout"
             )
         self.store = store
         self.limits = limits
@@ -271,8 +279,11 @@ class Runtime:
         existing = await self._existing(session_id, tool_call_id, "permission")
         if existing is not None:
             return Parked(existing, False)
-        if timeout_s is not None and timeout_s <= 0:
-            raise UsageError(f"timeout_s must be above 0 (got {timeout_s}), or None")
+        if timeout_s is not None and not 0 < timeout_s <= MAX_TIMEOUT_S:
+            raise UsageError(
+                f"timeout_s must be above 0 and at most {MAX_TIMEOUT_S} (a year; got "
+                f"{timeout_s:g}), or None"
+            )
         try:
             request = PermissionRequest(tool=tool, summary=summary, risk=risk, details=details)
         except ValidationError as error:
@@ -380,7 +391,11 @@ class Runtime:
     async def answer(self, interaction_id: str, payload: Any, *, by: str | None = None) -> Settled:
         """Settle an ask from a lenient answer payload (docs/contract.md#answers), including skip
         and redirect shapes. Raises `InvalidAnswer` (nothing changes), `AlreadySettled` (a
-        different response after settling), `NotFound`, `UsageError` (not an ask)."""
+        different response after settling), `NotFound`, `UsageError` (not an ask).
+
+        An ask settled with a secret answer is never compared with a later response:
+        every one gets `AlreadySettled`, the same answer too, so that re-posting cannot
+        confirm a guess of the secret."""
         self._check_open()
         current = await self._parking.read(interaction_id)
         if current.kind != "ask" or current.ask is None:
@@ -397,12 +412,16 @@ class Runtime:
             settled = outcome.interaction
         else:
             settled = current
+            if _holds_secret(settled):
+                raise AlreadySettled(settled)
             try:
                 result = parse_answer(
                     current.ask, payload, limits=self._limits_for(current.dialect)
                 )
             except InvalidAnswer:
                 raise AlreadySettled(settled) from None
+        if _holds_secret(settled):
+            raise AlreadySettled(settled)
         if self._same_result(settled, result):
             return Settled.of(settled, duplicate=True)
         raise AlreadySettled(settled)

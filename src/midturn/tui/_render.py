@@ -184,7 +184,9 @@ def _option_rows(state: PickerState, width: int, *, compact: bool = False) -> li
                     )
                 )
         elif kind == "other":
-            typed = sanitize(draft.text, multiline=False)
+            # a secret choice (pi-legacy's secret select): its typed answer is a secret too
+            secret = question.secret
+            typed = "•" * len(draft.text) if secret else sanitize(draft.text, multiline=False)
             prefix = [pointer]
             if question.multi:
                 prefix.append(("class:box", "[x] " if typed.strip() else "[ ] "))

@@ -3,7 +3,7 @@
 // taken over by the head of the session's queue and given back unchanged afterwards.
 
 import { Api, forgetCredential, takeCredential } from "./api.js";
-import { announce, h } from "./dom.js";
+import { announce, h, plain, setText } from "./dom.js";
 import { LiveQueue } from "./live.js";
 import { PermissionTray } from "./permission.js";
 import { QuestionTray } from "./questions.js";
@@ -18,19 +18,19 @@ let api = null;
 
 function setConnection(state) {
   const node = $("conn");
-  node.textContent = state === "live" ? "Live" : "Reconnecting…";
+  setText(node, state === "live" ? "Live" : "Reconnecting…");
   node.className = `conn conn-${state}`;
 }
 
 // The tab title counts what waits, so a background tab shows it.
 function setTitle(view, waiting) {
-  document.title = `${waiting ? `(${waiting}) ` : ""}midturn · ${view}`;
+  document.title = plain(`${waiting ? `(${waiting}) ` : ""}midturn · ${view}`);
 }
 
 function fail(message) {
   for (const view of ["inbox-view", "session-view"]) $(view).hidden = true;
   $("problem").hidden = false;
-  $("problem-text").textContent = message;
+  setText($("problem-text"), message);
 }
 
 // -- the session view -----------------------------------------------------------------
@@ -58,7 +58,7 @@ class SessionView {
   start() {
     $("session-view").hidden = false;
     $("back").hidden = role !== "admin";
-    $("where").textContent = `Session ${this.sessionId}`;
+    setText($("where"), `Session ${this.sessionId}`);
     this.history.replaceChildren();
     this.draft.value = sessionStorage.getItem(this.draftKey) || "";
     this.draft.addEventListener("input", this.onDraft);
@@ -81,7 +81,7 @@ class SessionView {
     }
     if (head && !this.tray) this.openTray(head, list.length - 1);
     else if (this.tray) this.tray.setWaiting(list.length - 1);
-    $("waiting-count").textContent = list.length ? `${list.length} waiting` : "Nothing waiting";
+    setText($("waiting-count"), list.length ? `${list.length} waiting` : "Nothing waiting");
     setTitle("session", list.length);
   }
 
@@ -112,7 +112,7 @@ class SessionView {
   }
 
   say(text) {
-    this.notice.textContent = text;
+    setText(this.notice, text);
     this.notice.hidden = !text;
   }
 
@@ -190,7 +190,7 @@ class InboxView {
   start() {
     $("inbox-view").hidden = false;
     $("back").hidden = true;
-    $("where").textContent = "Inbox";
+    setText($("where"), "Inbox");
     this.queue.start();
   }
 

@@ -38,7 +38,9 @@ export function displayAnswer(question, state) {
     return question.secret ? "[secret]" : `"${state.text}"`;
   }
   const parts = [...state.selected].sort((a, b) => a - b).map((i) => question.options[i].label);
-  if (state.other && state.otherText.trim() !== "") parts.push(`"${state.otherText.trim()}"`);
+  if (state.other && state.otherText.trim() !== "") {
+    parts.push(question.secret ? "[secret]" : `"${state.otherText.trim()}"`);
+  }
   if (parts.length === 0) return question.multi && question.min_choices === 0 && state.touched ? "(none)" : null;
   return parts.join(", ");
 }

@@ -1,5 +1,20 @@
 // A tiny element builder. Strings always become text nodes: model text can never turn
 // into markup. Event handlers go through addEventListener (the CSP forbids inline ones).
+// Every string that reaches the page through here (text, attributes, setText) loses its
+// bidirectional controls first: a model's U+202E could otherwise show "exe.txt" for
+// "txt.exe" ("Trojan Source"). The terminal picker strips the same set.
+
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+// `value` as a string without bidirectional embeddings, overrides, isolates or marks.
+export function plain(value) {
+  return String(value).replace(BIDI_CONTROLS, "");
+}
+
+// Set a node's text (never markup), bidi controls removed.
+export function setText(node, value) {
+  node.textContent = plain(value);
+}
 
 export function h(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -10,13 +25,13 @@ export function h(tag, attrs = {}, ...children) {
     } else if (name === "class") {
       node.className = value;
     } else if (name === "text") {
-      node.textContent = value;
+      setText(node, value);
     } else if (name === "style" || name.startsWith("on")) {
       throw new Error(`h(): refusing the inline attribute ${name}; use classes and listeners`);
     } else if (value === true) {
       node.setAttribute(name, "");
     } else {
-      node.setAttribute(name, String(value));
+      node.setAttribute(name, plain(value));
     }
   }
   append(node, children);
@@ -28,7 +43,7 @@ function append(node, children) {
     if (child === null || child === undefined || child === false) continue;
     if (Array.isArray(child)) append(node, child);
     else if (child instanceof Node) node.appendChild(child);
-    else node.appendChild(document.createTextNode(String(child)));
+    else node.appendChild(document.createTextNode(plain(child)));
   }
 }
 
@@ -47,7 +62,7 @@ export function announce(text) {
   region.textContent = "";
   // A fresh text node on the next frame makes repeated messages audible too.
   requestAnimationFrame(() => {
-    region.textContent = text;
+    setText(region, text);
   });
 }
 

@@ -1,7 +1,7 @@
 // The permission tray: compact (summary, risk, the four decisions) with the raw details
 // or diff behind a disclosure whose content scrolls inside a capped height.
 
-import { countdown, h, uid } from "./dom.js";
+import { countdown, h, setText, uid } from "./dom.js";
 
 const RISK_TEXT = { low: "Low risk", medium: "Medium risk", high: "High risk" };
 
@@ -88,7 +88,7 @@ export class PermissionTray {
   }
 
   setWaiting(count) {
-    this.more.textContent = count > 0 ? `${count} more waiting` : "";
+    setText(this.more, count > 0 ? `${count} more waiting` : "");
     this.more.hidden = count <= 0;
   }
 
@@ -107,7 +107,7 @@ export class PermissionTray {
       this.busy = false;
       this.sync();
       this.error.hidden = false;
-      this.error.textContent = error.message || String(error);
+      setText(this.error, error.message || String(error));
     }
   }
 

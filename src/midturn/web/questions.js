@@ -5,7 +5,7 @@
 
 import { answerPayload } from "./api.js";
 import { checkQuestion, choiceHint, displayAnswer } from "./choices.js";
-import { countdown, h, uid } from "./dom.js";
+import { countdown, h, setText, uid } from "./dom.js";
 
 export class QuestionTray {
   // interaction: a pending ask. actions: {submit(payload), redirect(text), stop()} each
@@ -115,7 +115,7 @@ export class QuestionTray {
     else this.renderQuestion(this.ask.questions[this.step], this.states[this.step]);
     this.previous.hidden = this.step === 0;
     this.skip.hidden = this.reviewing;
-    this.primary.textContent = this.primaryLabel();
+    setText(this.primary, this.primaryLabel());
     this.syncLock();
     if (moveFocus) this.focusStep();
   }
@@ -126,9 +126,9 @@ export class QuestionTray {
   }
 
   renderQuestion(question, state) {
-    this.chip.textContent = question.header;
+    setText(this.chip, question.header);
     this.chip.hidden = false;
-    this.progress.textContent = `${this.step + 1} / ${this.count}`;
+    setText(this.progress, `${this.step + 1} / ${this.count}`);
     this.progress.setAttribute("aria-label", `Question ${this.step + 1} of ${this.count}`);
     const textId = uid("question");
     this.body.append(h("p", { id: textId, class: "question", tabindex: -1, text: question.question }));
@@ -182,7 +182,7 @@ export class QuestionTray {
     const input = h("input", { type: question.multi ? "checkbox" : "radio", name, value: "other" });
     input.checked = state.other;
     const text = h("input", {
-      type: "text",
+      type: question.secret ? "password" : "text", // a secret choice: its typed answer too
       class: "other-text",
       autocomplete: "off",
       placeholder: "Type your own answer",
@@ -231,7 +231,7 @@ export class QuestionTray {
 
   renderReview() {
     this.chip.hidden = true;
-    this.progress.textContent = "Review";
+    setText(this.progress, "Review");
     this.progress.removeAttribute("aria-label");
     const list = h("ol", { class: "review" });
     this.ask.questions.forEach((question, index) => {
@@ -278,7 +278,7 @@ export class QuestionTray {
 
   // How many more interactions wait behind this one in the session's queue.
   setWaiting(count) {
-    this.more.textContent = count > 0 ? `${count} more waiting` : "";
+    setText(this.more, count > 0 ? `${count} more waiting` : "");
     this.more.hidden = count <= 0;
   }
 
@@ -381,7 +381,7 @@ export class QuestionTray {
 
   setError(text) {
     this.error.hidden = !text;
-    this.error.textContent = text || "";
+    setText(this.error, text || "");
   }
 
   key(event) {

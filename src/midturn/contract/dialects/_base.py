@@ -25,6 +25,9 @@ class Dialect(abc.ABC):
     tool_name: ClassVar[str]
     limits: ClassVar[Limits] = Limits()
     """The dialect's own bounds (e.g. maka's 1–3 questions); a host's limits replace them."""
+    secret_choices: ClassVar[bool] = False
+    """Whether the product's choice questions can be secret (pi-legacy's `sensitivity`):
+    the whole answer of such a question, selection and typed text, is then a secret."""
 
     @abc.abstractmethod
     def to_canonical(self, tool_input: Any) -> dict[str, Any]: ...

@@ -17,7 +17,13 @@ Choices made here for what the product's contract leaves open:
 - redirected, unavailable and cancelled read `status: skipped` in `data` (a redirect
   carries the user's chat text in `message`), and the canonical sentence (docs/contract.md#results)
   as the text, since those need words the status cannot carry;
-- a secret answer's `message` is `[secret provided]` (neo itself asks no secrets).
+- a secret answer's `message` is `[secret provided]` (neo itself asks no secrets);
+- neo's gateway is written in Go, whose structs marshal every field, the unset ones as
+  zero values. So `""` (`question_id`, `title`, `description`, `kind`), `0`
+  (`max_choices`, `timeout_sec`) and `null` (`options`) read as *not given*: no id (the
+  default one), no question, no description, the kind inferred from the options, no
+  bound on the choices, no timeout. A zero is never a value of its own there: an empty
+  question, a bound of no choices and a timeout of no time have no sound reading.
 """
 
 from __future__ import annotations
@@ -67,8 +73,19 @@ def _problem(path: str, message: str) -> InvalidAsk:
     return InvalidAsk([Problem(path, message)])
 
 
+def _given(data: dict[str, Any], key: str) -> Any:
+    """The value of `key`, or None when it is missing or a Go zero value (`""`, `0`,
+    `null`): the fields read through here have no sound zero of their own."""
+    value = data.get(key)
+    if value == "" or (isinstance(value, int) and not isinstance(value, bool) and value == 0):
+        return None
+    return value
+
+
 def _question_text(data: dict[str, Any]) -> Any:
-    title = data.get("title", data.get("question"))  # "question" read as an alias
+    title = _given(data, "title")
+    if title is None:
+        title = _given(data, "question")  # "question" read as an alias
     if title is None:
         raise _problem("title", "missing; give the question to ask as a string")
     description = data.get("description")
@@ -114,28 +131,30 @@ class NeoDialect(Dialect):
                 f"{_SHAPE} and call it again for a separate decision",
             )
         question: dict[str, Any] = {"question": _question_text(data)}
-        if data.get("question_id") is not None:
+        if _given(data, "question_id") is not None:
             question["id"] = data["question_id"]
-        kind = data.get("kind")
+        kind = _given(data, "kind")
         if kind is None:
             kind = "single_choice" if data.get("options") else "text"
-        if kind not in _KINDS:
+        if not isinstance(kind, str) or kind not in _KINDS:
             shown = repr(kind) if isinstance(kind, str) else kind_of(kind)
             raise _problem("kind", f'{shown} given; give "single_choice", "multi_choice" or "text"')
         question["kind"], multi = _KINDS[kind]
-        if "options" in data:
+        if data.get("options") is not None:
             question["options"] = data["options"]
+        max_choices = _given(data, "max_choices")
         if multi:
             question["multi"] = True
-            if data.get("max_choices") is not None:
-                question["max_choices"] = data["max_choices"]
-        elif data.get("max_choices") not in (None, 1):
+            if max_choices is not None:
+                question["max_choices"] = max_choices
+        elif max_choices not in (None, 1):
             raise _problem(
                 "max_choices", 'applies to kind "multi_choice" only; remove it or change kind'
             )
         canonical: dict[str, Any] = {"questions": [question]}
-        if data.get("timeout_sec") is not None:
-            canonical["timeout_s"] = data["timeout_sec"]
+        timeout = _given(data, "timeout_sec")
+        if timeout is not None:
+            canonical["timeout_s"] = timeout
         return canonical
 
     def render(self, result: AskResult) -> ToolOutput:

@@ -4,8 +4,9 @@ Input, one question at the top level: `{question, kind: select | multi-select | 
 editor, options[] (strings), allowCustom, default, timeoutMs, sensitivity: public |
 internal | secret, reason}`. `allowCustom` becomes `allow_other`; `default` the
 recommended option (or a text question's placeholder); `timeoutMs` becomes `timeout_s`;
-a `secret` text or editor question is a secret text question (docs/runtime.md#secrets); a `reason`
-is shown under the question.
+a `secret` question is a secret (docs/runtime.md#secrets) whatever its kind: for a select, the
+selection and any typed custom answer alike live in memory only (the store, the events
+and the streams hold `[secret provided]`); a `reason` is shown under the question.
 
 Result: `Answer: …` with details `{questionId, value, visibleValue, cancelled, timedOut,
 sensitivity}`. For `sensitivity: secret` the visible answer is `[REDACTED:secret-answer]`
@@ -24,11 +25,16 @@ cancelled read as the canonical sentence (docs/contract.md#results).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from midturn.contract._checks import kind_of
-from midturn.contract._models import AskResult, Limits, QuestionAnswer, ToolOutput
+from midturn.contract._models import (
+    MAX_TIMEOUT_S,
+    AskResult,
+    Limits,
+    QuestionAnswer,
+    ToolOutput,
+)
 from midturn.contract._render import canonical_text
 from midturn.contract.dialects._base import Dialect
 from midturn.contract.dialects._schema import (
@@ -83,11 +89,14 @@ def _pick(value: Any, allowed: tuple[str, ...], field: str, problems: list[Probl
 def _timeout_s(value: Any, problems: list[Problem]) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        problems.append(Problem("timeoutMs", f"{kind_of(value)} given; give milliseconds above 0"))
+    highest = MAX_TIMEOUT_S * 1000
+    wanted = f"give milliseconds above 0 and at most {highest}"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        problems.append(Problem("timeoutMs", f"{kind_of(value)} given; {wanted}"))
         return None
-    if value <= 0:
-        problems.append(Problem("timeoutMs", f"{value:g} given; give milliseconds above 0"))
+    if not 0 < value <= highest:  # compared as given: a huge int never becomes a float
+        shown = f"{value:g}" if isinstance(value, float) or abs(value) < 10**20 else "a number"
+        problems.append(Problem("timeoutMs", f"{shown} given; {wanted}"))
         return None
     return value / 1000
 
@@ -135,6 +144,7 @@ class PiLegacyDialect(Dialect):
     name = "pi-legacy"
     tool_name = "askUserQuestion"
     limits = Limits(max_questions=1)
+    secret_choices = True
 
     def to_canonical(self, tool_input: Any) -> dict[str, Any]:
         data = require_object(tool_input, _SHAPE)
@@ -144,7 +154,9 @@ class PiLegacyDialect(Dialect):
                 [Problem("questions", f"askUserQuestion asks one question; give {_SHAPE}")]
             )
         options = data.get("options")
-        kind = data.get("kind") or ("select" if options else "text")
+        kind = data.get("kind")
+        if kind is None or kind == "":
+            kind = "select" if options else "text"
         kind = _pick(kind, tuple(_KINDS), "kind", problems)
         sensitivity = _pick(
             data.get("sensitivity", "public"), _SENSITIVITIES, "sensitivity", problems
@@ -169,6 +181,8 @@ class PiLegacyDialect(Dialect):
                 question["recommended"] = default
             if data.get("allowCustom") is not None:
                 question["allow_other"] = data["allowCustom"]
+            if sensitivity == "secret":  # the selection and any typed answer: both secret
+                question["secret"] = True
         else:
             if options:
                 question["options"] = options  # refused by validation, with its reason
@@ -255,7 +269,8 @@ class PiLegacyDialect(Dialect):
             return 0
         if {"questions", "question_id", "title"} & tool_input.keys():
             return 0
-        if tool_input.get("kind") in _KINDS:
+        kind = tool_input.get("kind")
+        if isinstance(kind, str) and kind in _KINDS:
             return 10
         options = tool_input.get("options")
         strings = isinstance(options, list) and all(isinstance(o, str) for o in options)

@@ -1,0 +1,62 @@
+"""The HTTP/1.1 protocol the gateway runs on: uvicorn's h11 protocol, with its refusals
+of requests that are not valid HTTP in the gateway's JSON error shape.
+
+uvicorn refuses such a request (headers that outgrow h11's 16 KiB buffer before they
+end, a malformed request line, conflicting framing) before any ASGI app runs, with a
+plain-text `400 Invalid HTTP request received.` Here that refusal is `{error, message}`
+like every other, with the status h11 suggests for the fault: 431 `headers_too_large`
+for oversized headers, else 400 (or 501) `invalid_http`. The connection still closes
+after it: its byte stream is no longer trustworthy.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+__all__ = ["JsonErrorsH11Protocol"]
+
+_PHRASES = {400: b"Bad Request", 431: b"Request Header Fields Too Large", 501: b"Not Implemented"}
+
+
+def _refusal(error: BaseException | None) -> tuple[int, dict[str, str]]:
+    hint = getattr(error, "error_status_hint", 400)
+    status = hint if hint in _PHRASES else 400
+    if status == 431:
+        return status, {
+            "error": "headers_too_large",
+            "message": "the request's headers are too large for the gateway; send smaller "
+            "headers (the token alone goes in Authorization)",
+        }
+    detail = str(error) if error is not None and str(error) else "malformed"
+    return status, {
+        "error": "invalid_http",
+        "message": f"the request is not valid HTTP/1.1 ({detail}); fix the client's request",
+    }
+
+
+class JsonErrorsH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol; its refusal of an invalid request is JSON."""
+
+    def send_400_response(self, msg: str) -> None:
+        # called by uvicorn while it handles h11's RemoteProtocolError: that is the
+        # exception in flight here, and it carries h11's status hint
+        status, body = _refusal(sys.exc_info()[1])
+        payload = json.dumps(body).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(payload)).encode()),
+            (b"connection", b"close"),
+        ]
+        self.transport.write(
+            self.conn.send(
+                h11.Response(status_code=status, headers=headers, reason=_PHRASES[status])
+            )
+            or b""
+        )
+        self.transport.write(self.conn.send(h11.Data(data=payload)) or b"")
+        self.transport.write(self.conn.send(h11.EndOfMessage()) or b"")
+        self.transport.close()
