@@ -19,6 +19,8 @@ from midturn.testing.conformance._data import T0, make_ask, note, session
 
 
 class InputConformance:
+    """Large and awkward text, NUL characters, naive times and bad limits."""
+
     async def test_large_and_awkward_text_round_trips(self, store: Store) -> None:
         awkward = 'quote" backslash\\ newline\n emoji🦆 rtl\u202e zero-width\u200b é'
         payload = f"nul\x00 {awkward}"

@@ -28,16 +28,12 @@ from midturn.testing.conformance._data import (
     requested,
 )
 
-# -- lifecycle ---------------------------------------------------------------------------
-
-
-# -- interactions ------------------------------------------------------------------------
-
-
-# -- settling ----------------------------------------------------------------------------
-
 
 class LifecycleConformance:
+    """Opening and closing, creating and finding interactions, settling exactly once."""
+
+    # -- lifecycle -------------------------------------------------------------------------
+
     async def test_open_is_idempotent_and_migrations_are_recorded(
         self, store: Store, backend: Backend
     ) -> None:
@@ -61,6 +57,8 @@ class LifecycleConformance:
         await opened.aclose()
         with pytest.raises(UsageError, match="not open"):  # closed for good, not reopened
             await opened.get_interaction("x")
+
+    # -- interactions ----------------------------------------------------------------------
 
     async def test_create_get_and_find_by_tool_call(self, store: Store) -> None:
         interaction = make_ask("i1", tool_call_id="call-1")
@@ -157,6 +155,8 @@ class LifecycleConformance:
         assert await ids(kind="permission") == ["perm"]
         assert await ids(session_id="s1", status="pending", limit=2) == ["early", "tie-1"]
         assert await ids(session_id="nobody") == []
+
+    # -- settling --------------------------------------------------------------------------
 
     async def test_settle_wins_once_and_appends_its_events(self, store: Store) -> None:
         interaction = make_ask("i1", tool_call_id="call-1")

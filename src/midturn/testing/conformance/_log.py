@@ -22,16 +22,12 @@ from midturn.testing.conformance._data import (
     session,
 )
 
-# -- events ------------------------------------------------------------------------------
-
-
-# -- sessions ----------------------------------------------------------------------------
-
-
-# -- durability --------------------------------------------------------------------------
-
 
 class LogConformance:
+    """The event log, listeners, sessions, durability and secrets."""
+
+    # -- events ----------------------------------------------------------------------------
+
     async def test_event_ids_increase_and_read_back_after_any_id(self, store: Store) -> None:
         assert await store.last_event_id() == 0
         assert await store.read_events() == []
@@ -84,6 +80,8 @@ class LogConformance:
         await store.append_events([note("s2")])
         assert len(heard) == count
 
+    # -- sessions --------------------------------------------------------------------------
+
     async def test_sessions_create_get_list(self, store: Store) -> None:
         first, second = session("a", created_at=T0), session("b", created_at=T0 + timedelta(1))
         await store.create_session(second)
@@ -98,6 +96,8 @@ class LogConformance:
         with pytest.raises(UsageError, match="'a'"):
             await store.create_session(session("a", created_at=T0 + timedelta(1)))
         assert await store.list_sessions() == [session("a")]
+
+    # -- durability ------------------------------------------------------------------------
 
     async def test_everything_survives_reopening(self, backend: Backend) -> None:
         backend.require("survives_reopen", "its data is gone with its store object")

@@ -43,6 +43,8 @@ async def park(
 
 
 class QueueConformance:
+    """The queue-aware writes: `create_queued` and `settle_in_turn`."""
+
     async def test_create_queued_gives_the_position_and_whether_the_turn_waits(
         self,
         store: Store,

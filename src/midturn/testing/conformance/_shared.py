@@ -75,6 +75,8 @@ def waits(events: list[Event], turn_id: str) -> str:
 
 
 class SharedDatabaseConformance:
+    """Two stores on one database (for a backend that declares `shares_database`)."""
+
     @pytest_asyncio.fixture
     async def pair(self, backend: Backend) -> AsyncIterator[tuple[Store, Store]]:
         """Two store objects open at once on the backend's one database."""

@@ -9,6 +9,8 @@ from midturn.testing.conformance._data import RESULT, make_ask, make_permission
 
 
 class TurnConformance:
+    """Ended turns and the pending count."""
+
     async def test_an_ended_turn_is_recorded_once_and_only_for_that_turn(
         self, store: Store
     ) -> None:
