@@ -5,7 +5,8 @@
   port (or a given one, for restarts), in a thread of the test process. Used by the
   gateway and web-inbox tests.
 - `serve_process(db_url, admin_token, log)`: `midturn serve` as a child process, its
-  access log written to a file. Used where a test drives other `midturn` processes.
+  access log written to a file. Used where a test drives other `midturn` processes;
+  `serve_child` also yields the process (to read its memory).
 
 A server whose output nobody reads must never write it to a pipe or a pseudo-terminal:
 once that buffer fills, its next log line blocks the server's event loop and every
@@ -67,6 +68,15 @@ def serve_process(
 ) -> Iterator[str]:
     """`midturn serve --port 0` on `db_url` as a child process; yields its base URL and
     stops it (SIGTERM) when the block ends. Its stderr (the access log) goes to `log`."""
+    with serve_child(db_url, admin_token, log, env) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def serve_child(
+    db_url: str, admin_token: str, log: Path, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`serve_process`, yielding the child process too (to read its memory in /proc)."""
     with log.open("wb") as errors:
         argv = ["serve", "--db", db_url, "--port", "0", "--token", admin_token]
         process = subprocess.Popen(
@@ -77,7 +87,7 @@ def serve_process(
             env=env,
         )
     try:
-        yield _announced_url(process, log)
+        yield _announced_url(process, log), process
     finally:
         process.send_signal(signal.SIGTERM)
         try:

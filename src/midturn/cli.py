@@ -303,7 +303,14 @@ def _run_demo(args: argparse.Namespace) -> int:
 def _run_serve(args: argparse.Namespace) -> int:
     from midturn.gateway import DEFAULT_DB_URL, serve
 
-    serve(db_url=args.db or DEFAULT_DB_URL, host=args.host, port=args.port, token=args.token)
+    serve(
+        db_url=args.db or DEFAULT_DB_URL,
+        host=args.host,
+        port=args.port,
+        token=args.token,
+        stream_buffer_bytes=args.stream_buffer_bytes,
+        max_streams_per_token=args.max_streams_per_token,
+    )
     return 0
 
 
@@ -340,6 +347,18 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--token", help="admin token (default: MIDTURN_TOKEN, else generated)")
+    serve.add_argument(
+        "--stream-buffer-bytes",
+        type=int,
+        help="how far (bytes of events) an event stream may fall behind before it is "
+        "dropped for its client to resume (default: MIDTURN_STREAM_BUFFER_BYTES, else 1 MiB)",
+    )
+    serve.add_argument(
+        "--max-streams-per-token",
+        type=int,
+        help="event streams one token may hold open at once "
+        "(default: MIDTURN_MAX_STREAMS_PER_TOKEN, else 32)",
+    )
     serve.set_defaults(run=_run_serve)
 
     mcp = commands.add_parser("mcp", help="run the MCP server over stdio (for MCP clients)")

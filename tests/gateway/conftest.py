@@ -32,8 +32,8 @@ StartGateway = Callable[..., LiveGateway]
 def start_gateway() -> Iterator[StartGateway]:
     started: list[LiveGateway] = []
 
-    def start(db_url: str, port: int = 0) -> LiveGateway:
-        server = start_live_gateway(db_url, ADMIN_TOKEN, port)
+    def start(db_url: str, port: int = 0, **options: Any) -> LiveGateway:
+        server = start_live_gateway(db_url, ADMIN_TOKEN, port, **options)
         started.append(server)
         return server
 

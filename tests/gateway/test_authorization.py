@@ -148,5 +148,5 @@ async def test_the_admin_token_reaches_every_session(gateway: LiveGateway, world
         )
     assert whoami == {"role": "admin", "session_id": None}
     assert {i["id"] for i in inbox.json()["interactions"]} == {world.ask_id, world.permission_id}
-    assert queue.json() == {"interactions": []}
+    assert queue.json() == {"interactions": [], "next_cursor": None}
     assert (answered.status_code, cancelled.status_code) == (200, 200)

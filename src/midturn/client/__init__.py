@@ -15,19 +15,25 @@ implements their blocking forms, `midturn.SyncAsker` and `midturn.SyncAnswerer`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import httpx
 
 from midturn._public import publish as _publish
-from midturn.client._async import DEFAULT_GATEWAY_URL, AsyncClient, SessionCredentials
+from midturn.client._async import (
+    DEFAULT_GATEWAY_URL,
+    PAGE_SIZE,
+    AsyncClient,
+    Page,
+    SessionCredentials,
+)
 from midturn.contract._interactions import Decision, Event, Interaction, InteractionKind, Risk
 from midturn.contract._ports import Parked, Settled
 from midturn.errors import UsageError
 
-__all__ = ["DEFAULT_GATEWAY_URL", "AsyncClient", "Client", "SessionCredentials"]
+__all__ = ["DEFAULT_GATEWAY_URL", "AsyncClient", "Client", "Page", "SessionCredentials"]
 
 T = TypeVar("T")
 
@@ -183,6 +189,34 @@ class Client:
 
     def inbox(self) -> list[Interaction]:
         return self._run(self._async.inbox())
+
+    def queue_page(
+        self, session_id: str, *, limit: int = PAGE_SIZE, cursor: str | None = None
+    ) -> Page:
+        return self._run(self._async.queue_page(session_id, limit=limit, cursor=cursor))
+
+    def inbox_page(self, *, limit: int = PAGE_SIZE, cursor: str | None = None) -> Page:
+        return self._run(self._async.inbox_page(limit=limit, cursor=cursor))
+
+    def iter_queue(self, session_id: str, *, page_size: int = PAGE_SIZE) -> Iterator[Interaction]:
+        """The session's queue, a page at a time (see `AsyncClient.iter_queue`)."""
+        return self._iter_pages(
+            lambda cursor: self.queue_page(session_id, limit=page_size, cursor=cursor)
+        )
+
+    def iter_inbox(self, *, page_size: int = PAGE_SIZE) -> Iterator[Interaction]:
+        """The inbox, a page at a time (see `AsyncClient.iter_inbox`)."""
+        return self._iter_pages(lambda cursor: self.inbox_page(limit=page_size, cursor=cursor))
+
+    @staticmethod
+    def _iter_pages(fetch: Callable[[str | None], Page]) -> Iterator[Interaction]:
+        cursor: str | None = None
+        while True:
+            page = fetch(cursor)
+            yield from page.interactions
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
 
     def events(self, session_id: str | None = None, *, after: int = 0) -> Iterator[Event]:
         """Follow events, resuming after a dropped connection (see `AsyncClient.events`).

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
@@ -32,13 +33,23 @@ from midturn.errors import (
     UsageError,
 )
 
-__all__ = ["DEFAULT_GATEWAY_URL", "AsyncClient", "SessionCredentials"]
+__all__ = ["DEFAULT_GATEWAY_URL", "PAGE_SIZE", "AsyncClient", "Page", "SessionCredentials"]
 
 DEFAULT_GATEWAY_URL = "http://127.0.0.1:8765"
+PAGE_SIZE = 100
 MAX_WAIT_S = 60.0
 _RECONNECT_MAX_S = 5.0
 _KINDS_KEPT = 10_000
 """How many interaction kinds the client remembers (an unknown id costs one extra GET)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a queue or of the inbox: its interactions, and the cursor of the
+    next page (None on the last)."""
+
+    interactions: list[Interaction]
+    next_cursor: str | None
 
 
 class SessionCredentials(BaseModel):
@@ -406,14 +417,56 @@ class AsyncClient:
         return [Interaction.model_validate(item) for item in reply["cancelled"]]
 
     async def queue(self, session_id: str) -> list[Interaction]:
-        """The session's pending interactions, head first."""
-        reply = await self._call("GET", f"/v1/sessions/{session_id}/interactions")
-        return [Interaction.model_validate(item) for item in reply["interactions"]]
+        """The session's pending interactions, head first (every page; for a long
+        queue, `iter_queue` or `queue_page`)."""
+        return [item async for item in self.iter_queue(session_id)]
 
     async def inbox(self) -> list[Interaction]:
-        """Every pending interaction, oldest first (admin token)."""
-        reply = await self._call("GET", "/v1/inbox")
-        return [Interaction.model_validate(item) for item in reply["interactions"]]
+        """Every pending interaction, oldest first (admin token; every page, see
+        `iter_inbox` and `inbox_page`)."""
+        return [item async for item in self.iter_inbox()]
+
+    async def queue_page(
+        self, session_id: str, *, limit: int = PAGE_SIZE, cursor: str | None = None
+    ) -> Page:
+        """One page of the session's queue: at most `limit` interactions after `cursor`
+        (the `next_cursor` of the page before; None for the head)."""
+        return await self._page(f"/v1/sessions/{session_id}/interactions", limit, cursor)
+
+    async def inbox_page(self, *, limit: int = PAGE_SIZE, cursor: str | None = None) -> Page:
+        """One page of the inbox (admin token), as `queue_page`."""
+        return await self._page("/v1/inbox", limit, cursor)
+
+    async def iter_queue(
+        self, session_id: str, *, page_size: int = PAGE_SIZE
+    ) -> AsyncGenerator[Interaction, None]:
+        """The session's pending interactions, head first, fetched a page at a time
+        (stable while others are parked or settled meanwhile)."""
+        async for item in self._pages(f"/v1/sessions/{session_id}/interactions", page_size):
+            yield item
+
+    async def iter_inbox(self, *, page_size: int = PAGE_SIZE) -> AsyncGenerator[Interaction, None]:
+        """Every pending interaction, oldest first, a page at a time (admin token)."""
+        async for item in self._pages("/v1/inbox", page_size):
+            yield item
+
+    async def _page(self, path: str, limit: int, cursor: str | None) -> Page:
+        params: dict[str, Any] = {"limit": limit}
+        if cursor is not None:
+            params["cursor"] = cursor
+        reply = await self._call("GET", path, params=params)
+        items = [Interaction.model_validate(item) for item in reply["interactions"]]
+        return Page(items, reply.get("next_cursor"))
+
+    async def _pages(self, path: str, page_size: int) -> AsyncGenerator[Interaction, None]:
+        cursor: str | None = None
+        while True:
+            page = await self._page(path, page_size, cursor)
+            for item in page.interactions:
+                yield item
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
 
     # -- events -------------------------------------------------------------------------
 

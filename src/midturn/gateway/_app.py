@@ -14,7 +14,7 @@ from midturn.gateway import _routes_asks, _routes_permissions, _routes_sessions,
 from midturn.gateway._auth import TokenAuthority
 from midturn.gateway._errors import install_error_handlers
 from midturn.gateway._middleware import GatewayMiddleware
-from midturn.gateway._state import GatewayState, State
+from midturn.gateway._state import GatewayState, State, StreamLimits
 from midturn.runtime import Runtime
 from midturn.store import Store
 
@@ -31,10 +31,12 @@ def create_app(
     public_url: str = "http://127.0.0.1:8765",
     web_dir: Path = WEB_DIR,
     mcp_state_key: bytes | None = None,
+    stream_limits: StreamLimits | None = None,
 ) -> FastAPI:
     """The gateway over an open `runtime` and its `store`. The caller owns both (opens
     and closes them); `admin_token` is the token that reaches everything. With
-    `mcp_state_key` (and the `mcp` extra installed) it also serves MCP at `/mcp`."""
+    `mcp_state_key` (and the `mcp` extra installed) it also serves MCP at `/mcp`.
+    `stream_limits` bounds event streams (default: `StreamLimits.from_env()`)."""
     from midturn import __version__
 
     app = FastAPI(
@@ -50,6 +52,7 @@ def create_app(
         store=store,
         authority=TokenAuthority(store, admin_token),
         public_url=public_url.rstrip("/"),
+        stream_limits=stream_limits or StreamLimits.from_env(),
     )
     app.state.gateway = state
     install_error_handlers(app)
@@ -72,7 +75,13 @@ def create_app(
         listing of interactions."""
         pending = await gateway.store.count_pending()
         return PlainTextResponse(
-            gateway.metrics.render(pending), media_type="text/plain; version=0.0.4"
+            gateway.metrics.render(
+                pending,
+                streams_dropped=gateway.hub.dropped,
+                stream_buffer_bytes=gateway.hub.buffered_bytes,
+                event_log_reads=gateway.hub.log_reads,
+            ),
+            media_type="text/plain; version=0.0.4",
         )
 
     @app.get("/", include_in_schema=False)

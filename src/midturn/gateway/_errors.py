@@ -25,7 +25,7 @@ from midturn.errors import (
     UsageError,
 )
 
-__all__ = ["PayloadTooLarge", "error_response", "install_error_handlers"]
+__all__ = ["PayloadTooLarge", "TooManyStreams", "error_response", "install_error_handlers"]
 
 log = logging.getLogger("midturn.gateway")
 
@@ -39,6 +39,17 @@ class PayloadTooLarge(MidturnError):
         super().__init__(
             f"the request body is larger than {limit // 1024} KiB; send a smaller body "
             "(long details belong in a file the answerer can open)"
+        )
+
+
+class TooManyStreams(MidturnError):
+    """A token already holds as many open event streams as the gateway allows."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"this token already has {limit} event streams open, the most the gateway "
+            "allows at once (serve --max-streams-per-token); close one, or reuse one "
+            "stream for every session (admin: GET /v1/events)"
         )
 
 
@@ -97,6 +108,10 @@ async def _tool_call_conflict(_: Request, exc: Exception) -> JSONResponse:
         interaction_id=getattr(existing, "id", None),
         kind=getattr(existing, "kind", None),
     )
+
+
+async def _too_many_streams(_: Request, exc: Exception) -> JSONResponse:
+    return error_response(429, "too_many_streams", str(exc), headers={"Retry-After": "5"})
 
 
 async def _usage(_: Request, exc: Exception) -> JSONResponse:
@@ -160,6 +175,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(Unauthorized, _unauthorized)
     app.add_exception_handler(PayloadTooLarge, _too_large)
     app.add_exception_handler(ToolCallConflict, _tool_call_conflict)
+    app.add_exception_handler(TooManyStreams, _too_many_streams)
     app.add_exception_handler(UsageError, _usage)
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(StarletteHTTPException, _http)

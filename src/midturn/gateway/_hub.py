@@ -1,12 +1,17 @@
-"""One reader of the event log per gateway process, fanned out to every open stream.
+"""One tap on the runtime's events per gateway process, fanned out to every open stream.
 
-Following the runtime's event log once per SSE stream would read the store once per
-stream for every event; with a hundred streams that is a hundred reads per answer. The
-hub follows the log once (`runtime.events(follow=True)`) and hands each new event to the
-streams that want it. A stream first subscribes, then replays what it missed from the
-store (`follow=False`), then takes live events from its queue, skipping any it already
-replayed: nothing falls in between, nothing is sent twice. A stream that falls too far
-behind is dropped from the hub and catches up from the store again.
+The hub is fed by `runtime.subscribe()`: an event this process appended reaches the
+streams without a store read, and another process's events arrive through the runtime's
+one log reader (the store's listener). The hub hands events on in id order, once each:
+an event that arrives ahead of a lower id not yet seen (two writers racing, or another
+process's event still being read) waits until the gap fills, from the tap or, failing
+that, from one read of the log.
+
+Each event is formatted as an SSE frame once, and that one string is shared by every
+stream that wants it. A stream's buffer of frames not yet written is bounded in bytes
+(`buffer_bytes`): a stream that falls further behind (its client reads too slowly, or
+not at all) is dropped from the hub, its buffer freed; the stream then ends with a frame
+saying where to resume (`_sse.py`), and the client reconnects with `Last-Event-ID`.
 """
 
 from __future__ import annotations
@@ -14,97 +19,183 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections import deque
+from collections.abc import Callable
 
 from midturn.contract._interactions import Event
 from midturn.runtime import Runtime
 from midturn.store import Store
 
-__all__ = ["EventHub"]
+__all__ = ["DEFAULT_BUFFER_BYTES", "EventHub", "Subscriber", "format_event"]
 
 log = logging.getLogger("midturn.gateway")
 
-_QUEUE_MAX = 2000
+DEFAULT_BUFFER_BYTES = 1024 * 1024
+_PAGE = 500
 
 
-class _Subscriber:
-    """A stream's place in the hub: a queue of live events, ended by None once the hub
-    drops it. (The queue is unbounded so the None always fits; the hub drops a
-    subscriber before it holds more than `_QUEUE_MAX` events.)"""
+def format_event(event: Event) -> str:
+    """One SSE frame: `id`, `event` (the type) and the whole event as one JSON line."""
+    return f"id: {event.id}\nevent: {event.type}\ndata: {event.model_dump_json()}\n\n"
 
-    def __init__(self, session_id: str | None) -> None:
+
+class Subscriber:
+    """A stream's place in the hub: the frames handed to it and not yet taken, at most
+    `bound` bytes of them (one frame always fits). `dropped` once the hub let it go:
+    `lagging` tells whether it fell behind (else the hub stopped)."""
+
+    __slots__ = ("bound", "dropped", "frames", "lagging", "session_id", "size", "wake")
+
+    def __init__(self, session_id: str | None, bound: int) -> None:
         self.session_id = session_id
-        self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self.bound = bound
+        self.frames: deque[tuple[int, str]] = deque()
+        self.size = 0
         self.dropped = False
+        self.lagging = False
+        self.wake = asyncio.Event()
+
+    def offer(self, event_id: int, frame: str) -> bool:
+        if self.frames and self.size + len(frame) > self.bound:
+            return False
+        self.frames.append((event_id, frame))
+        self.size += len(frame)
+        self.wake.set()
+        return True
+
+    def take(self) -> list[tuple[int, str]]:
+        taken = list(self.frames)
+        self.frames.clear()
+        self.size = 0
+        return taken
 
 
 class EventHub:
     def __init__(
-        self, runtime: Runtime, store: Store, on_event: Callable[[Event], None] | None = None
+        self,
+        runtime: Runtime,
+        store: Store,
+        on_event: Callable[[Event], None] | None = None,
+        *,
+        buffer_bytes: int = DEFAULT_BUFFER_BYTES,
     ) -> None:
         self._runtime = runtime
         self._store = store
         self._on_event = on_event
-        self._subscribers: set[_Subscriber] = set()
+        self.buffer_bytes = buffer_bytes
+        self._streams: dict[str | None, set[Subscriber]] = {}
+        self._cursor = 0
+        self._live = False
+        self._held: dict[int, Event] = {}
+        self._gap = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._started = asyncio.Event()
+        self._ready = asyncio.Event()
+        self.dropped = 0
+        """Streams dropped for falling behind, since start."""
+        self.log_reads = 0
+        """Reads of the event log the hub made to fill a gap, since start."""
 
-    async def _ensure_running(self) -> None:
+    # -- streams ---------------------------------------------------------------------
+
+    async def subscribe(self, session_id: str | None) -> Subscriber:
+        """A new subscriber, handed every event (of `session_id`, or all) fanned out
+        from now on."""
         if self._task is None or self._task.done():
-            self._started = asyncio.Event()
-            self._task = asyncio.create_task(self._pump(), name="midturn-event-hub")
-        await self._started.wait()
+            self._ready = asyncio.Event()
+            self._task = asyncio.create_task(self._run(), name="midturn-event-hub")
+        await self._ready.wait()
+        subscriber = Subscriber(session_id, self.buffer_bytes)
+        if self._task.done():
+            subscriber.dropped = True  # the hub failed to start: the caller reads the log
+        else:
+            self._streams.setdefault(session_id, set()).add(subscriber)
+        return subscriber
 
-    async def _pump(self) -> None:
-        try:
-            newest = await self._store.last_event_id()
-            events = self._runtime.events(after=newest, follow=True)
-            self._started.set()
-            async for event in events:
-                if self._on_event is not None:
-                    self._on_event(event)
-                for subscriber in list(self._subscribers):
-                    if subscriber.session_id not in (None, event.session_id):
-                        continue
-                    if subscriber.queue.qsize() >= _QUEUE_MAX:
-                        self._drop(subscriber)
-                    else:
-                        subscriber.queue.put_nowait(event)
-        except Exception:
-            log.exception("the event hub stopped; open streams catch up from the store")
-        finally:
-            self._started.set()
-            for subscriber in list(self._subscribers):
-                self._drop(subscriber)
-
-    def _drop(self, subscriber: _Subscriber) -> None:
-        self._subscribers.discard(subscriber)
+    def unsubscribe(self, subscriber: Subscriber, *, lagging: bool = False) -> None:
+        group = self._streams.get(subscriber.session_id)
+        if group is not None:
+            group.discard(subscriber)
+            if not group:
+                del self._streams[subscriber.session_id]
         if not subscriber.dropped:
             subscriber.dropped = True
-            subscriber.queue.put_nowait(None)
+            subscriber.lagging = lagging
+            subscriber.take()  # free its frames at once
+            subscriber.wake.set()
+            if lagging:
+                self.dropped += 1
 
-    async def follow(self, after: int, session_id: str | None) -> AsyncIterator[Event]:
-        """Events after id `after` (of one session, or all), stored then live, in order."""
-        cursor = after
-        while True:
-            subscriber = _Subscriber(session_id)
-            self._subscribers.add(subscriber)
-            try:
-                await self._ensure_running()
-                replay = self._runtime.events(after=cursor, session_id=session_id, follow=False)
-                async for event in replay:
-                    cursor = event.id
-                    yield event
-                queue = subscriber.queue
-                while True:
-                    live = queue.get_nowait() if queue.qsize() else await queue.get()
-                    if live is None:
-                        break  # too far behind, or the hub stopped: replay from the store
-                    if live.id > cursor:
-                        cursor = live.id
-                        yield live
-            finally:
-                self._drop(subscriber)
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes of frames held for streams, counted once per stream."""
+        return sum(sub.size for group in self._streams.values() for sub in group)
+
+    # -- the tap ---------------------------------------------------------------------
+
+    def _heard(self, event: Event) -> None:
+        if self._live:
+            if event.id <= self._cursor:
+                return
+            if event.id == self._cursor + 1 and not self._held:
+                self._fan_out(event)
+                return
+        self._held[event.id] = event
+        self._gap.set()
+
+    def _fan_out(self, event: Event) -> None:
+        self._cursor = event.id
+        if self._on_event is not None:
+            self._on_event(event)
+        frame: str | None = None
+        for key in (None, event.session_id):
+            group = self._streams.get(key)
+            if not group:
+                continue
+            if frame is None:
+                frame = format_event(event)
+            for subscriber in list(group):
+                if not subscriber.offer(event.id, frame):
+                    self.unsubscribe(subscriber, lagging=True)
+
+    async def _run(self) -> None:
+        subscription = self._runtime.subscribe(self._heard)
+        try:
+            self._cursor = await self._store.last_event_id()
+            self._held = {key: held for key, held in self._held.items() if key > self._cursor}
+            self._live = True
+            self._ready.set()
+            while True:
+                self._gap.clear()
+                while self._cursor + 1 in self._held:
+                    self._fan_out(self._held.pop(self._cursor + 1))
+                if self._held:
+                    await self._fill()
+                    continue
+                await self._gap.wait()
+        except Exception:
+            log.exception("the event hub stopped; open streams end and clients resume")
+        finally:
+            subscription.close()
+            self._live = False
+            self._held.clear()
+            self._ready.set()
+            for group in list(self._streams.values()):
+                for subscriber in list(group):
+                    self.unsubscribe(subscriber)
+
+    async def _fill(self) -> None:
+        """Read the log after the cursor: what it holds is exactly what to hand on next
+        (a missing id there was never committed, so it is passed over)."""
+        self.log_reads += 1
+        page = await self._store.read_events(self._cursor, limit=_PAGE)
+        for event in page:
+            if event.id > self._cursor:
+                self._fan_out(self._held.pop(event.id, event))
+        if not page:  # nothing readable after the cursor: hand on what was heard, in order
+            for key in sorted(self._held):
+                if key > self._cursor:
+                    self._fan_out(self._held[key])
+        self._held = {key: held for key, held in self._held.items() if key > self._cursor}
 
     async def aclose(self) -> None:
         task, self._task = self._task, None

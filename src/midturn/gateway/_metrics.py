@@ -42,7 +42,14 @@ class Metrics:
     def count_request(self, route: str, status: int) -> None:
         self._requests[(route, status)] += 1
 
-    def render(self, pending: int) -> str:
+    def render(
+        self,
+        pending: int,
+        *,
+        streams_dropped: int = 0,
+        stream_buffer_bytes: int = 0,
+        event_log_reads: int = 0,
+    ) -> str:
         lines = [
             "# HELP midturn_pending_interactions Interactions waiting for a person.",
             "# TYPE midturn_pending_interactions gauge",
@@ -50,6 +57,18 @@ class Metrics:
             "# HELP midturn_open_streams Server-sent event streams currently open.",
             "# TYPE midturn_open_streams gauge",
             f"midturn_open_streams {self.open_streams}",
+            "# HELP midturn_streams_dropped_total Event streams ended for falling too far "
+            "behind (their clients resume with Last-Event-ID).",
+            "# TYPE midturn_streams_dropped_total counter",
+            f"midturn_streams_dropped_total {streams_dropped}",
+            "# HELP midturn_stream_buffer_bytes Bytes of event frames held for open streams "
+            "and not yet written to them.",
+            "# TYPE midturn_stream_buffer_bytes gauge",
+            f"midturn_stream_buffer_bytes {stream_buffer_bytes}",
+            "# HELP midturn_event_log_reads_total Reads of the event log by the stream hub "
+            "(live events reach streams from the runtime without one; a read fills a gap).",
+            "# TYPE midturn_event_log_reads_total counter",
+            f"midturn_event_log_reads_total {event_log_reads}",
             "# HELP midturn_waiting_requests Long-poll requests currently held.",
             "# TYPE midturn_waiting_requests gauge",
             f"midturn_waiting_requests {self.waiting_requests}",

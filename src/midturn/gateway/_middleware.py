@@ -83,6 +83,7 @@ class GatewayMiddleware:
         try:
             declared = _content_length(scope)
             if declared is not None and declared > self.limit:
+                await _drain(receive, declared <= DRAIN_BYTES)
                 await _send_json(
                     wrapped_send,
                     413,
@@ -122,11 +123,33 @@ class GatewayMiddleware:
                     "error": "payload_too_large",
                     "message": str(PayloadTooLarge(self.limit)),
                 }
+                if message.get("more_body", False):
+                    await _drain(receive, True, received)
                 await _send_json(send, 413, refusal)
                 return None
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
+
+
+DRAIN_BYTES = 1024 * 1024
+"""How much of a refused body is read and dropped before the 413 is sent: closing a
+socket with unread data in it resets the connection, and the client would then see a
+reset, not the 413 (seen with a 70 KB body on loopback). Past this, the reply goes at
+once and the reset is the client's to bear."""
+
+
+async def _drain(receive: Receive, wanted: bool, received: int = 0) -> None:
+    """Read and drop the rest of a refused body, at most `DRAIN_BYTES` in all."""
+    if not wanted:
+        return
+    while received <= DRAIN_BYTES:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        received += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

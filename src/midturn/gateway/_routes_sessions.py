@@ -7,7 +7,8 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Body, Path, Query
 
-from midturn.gateway._state import Call
+from midturn.contract._interactions import Interaction
+from midturn.gateway._state import Call, GatewayState
 from midturn.gateway._views import (
     InteractionList,
     ModelResponse,
@@ -54,6 +55,30 @@ async def whoami(call: Call) -> ModelResponse:
     return ModelResponse(WhoAmI(role=caller.role, session_id=caller.session_id))
 
 
+DEFAULT_PAGE = 100
+MAX_PAGE = 1000
+
+Limit = Annotated[
+    int, Query(ge=1, le=MAX_PAGE, description="at most this many interactions (a page)")
+]
+Cursor = Annotated[
+    str | None,
+    Query(max_length=200, description="the `next_cursor` of the previous page"),
+]
+
+
+def _page(state: GatewayState, found: list[Interaction], limit: int) -> ModelResponse:
+    """`found` holds up to `limit + 1` interactions: one more than the page says
+    whether another page follows."""
+    page = found[:limit]
+    for interaction in page:
+        state.remember(interaction)
+    more = len(found) > limit
+    return ModelResponse(
+        InteractionList(interactions=page, next_cursor=page[-1].id if more else None)
+    )
+
+
 @router.get(
     "/sessions/{session_id}/interactions", response_model=InteractionList, tags=["sessions"]
 )
@@ -61,26 +86,25 @@ async def session_queue(
     call: Call,
     session_id: SessionId,
     status: Annotated[Literal["pending"], Query()] = "pending",
+    limit: Limit = DEFAULT_PAGE,
+    cursor: Cursor = None,
 ) -> ModelResponse:
-    """The session's pending interactions, head first."""
+    """The session's pending interactions, head first, a page at a time."""
     state, caller = call
     caller.require({"agent", "answer"}, "read this session's queue", session_id)
     await state.authority.session(session_id)
-    pending = await state.runtime.queue(session_id)
-    for interaction in pending:
-        state.remember(interaction)
-    return ModelResponse(InteractionList(interactions=pending))
+    found = await state.runtime.queue(session_id, limit=limit + 1, after=cursor)
+    return _page(state, found, limit)
 
 
 @router.get("/inbox", response_model=InteractionList, tags=["sessions"])
-async def inbox(call: Call) -> ModelResponse:
-    """Every pending interaction of every session, oldest first (admin only)."""
+async def inbox(call: Call, limit: Limit = DEFAULT_PAGE, cursor: Cursor = None) -> ModelResponse:
+    """Every pending interaction of every session, oldest first, a page at a time
+    (admin only)."""
     state, caller = call
     caller.require(set(), "read the inbox of every session")
-    pending = await state.runtime.inbox()
-    for interaction in pending:
-        state.remember(interaction)
-    return ModelResponse(InteractionList(interactions=pending))
+    found = await state.runtime.inbox(limit=limit + 1, after=cursor)
+    return _page(state, found, limit)
 
 
 @router.post(

@@ -26,7 +26,7 @@ from midturn.errors import UsageError
 from midturn.gateway._app import create_app
 from midturn.gateway._auth import new_admin_token
 from midturn.gateway._protocol import JsonErrorsH11Protocol
-from midturn.gateway._state import GatewayState
+from midturn.gateway._state import GatewayState, StreamLimits
 from midturn.runtime import Runtime
 from midturn.store import open_store
 from midturn.store._paths import DEFAULT_DB_URL, data_dir_for
@@ -166,13 +166,18 @@ async def run_server(
     log_level: str = "warning",
     access_log: bool = True,
     install_signal_handlers: bool = True,
+    stream_buffer_bytes: int | None = None,
+    max_streams_per_token: int | None = None,
 ) -> None:
     """Run the gateway until stopped. `on_ready(base_url)` is called once it listens;
     `on_server(server)` hands out the server so a caller can `stop()` it; `log_level` is
-    uvicorn's; `access_log` writes one JSON line per request to stderr."""
+    uvicorn's; `access_log` writes one JSON line per request to stderr. The stream bounds
+    default to `MIDTURN_STREAM_BUFFER_BYTES` / `MIDTURN_MAX_STREAMS_PER_TOKEN`, else
+    1 MiB and 32 (docs/protocol.md)."""
     if not 0 <= port <= 65535:
         raise UsageError(f"port {port} is out of range; use 0–65535 (0 picks a free port)")
     _configure_logging(access_log)
+    limits = StreamLimits.from_env(stream_buffer_bytes, max_streams_per_token)
     admin_token, generated = admin_token_for(data_dir_for(db_url), token)
     mcp_key = _mcp_state_key(data_dir_for(db_url))
     async with open_store(db_url) as store, Runtime(store) as runtime:
@@ -183,6 +188,7 @@ async def run_server(
             admin_token=admin_token,
             public_url=public,
             mcp_state_key=mcp_key,
+            stream_limits=limits,
         )
         state: GatewayState = app.state.gateway
         config = uvicorn.Config(
@@ -225,7 +231,19 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8765,
     token: str | None = None,
+    *,
+    stream_buffer_bytes: int | None = None,
+    max_streams_per_token: int | None = None,
 ) -> None:
     """Run the gateway and the web inbox until SIGINT/SIGTERM (blocking). Prints the
     inbox URL with the admin token once it listens."""
-    asyncio.run(run_server(db_url, host, port, token))
+    asyncio.run(
+        run_server(
+            db_url,
+            host,
+            port,
+            token,
+            stream_buffer_bytes=stream_buffer_bytes,
+            max_streams_per_token=max_streams_per_token,
+        )
+    )

@@ -1,22 +1,32 @@
 """Server-sent event streams with `Last-Event-ID` replay (docs/protocol.md#events-server-sent).
 
-A stream replays the stored events after the resume point, then follows live ones, from
-the process's one event hub (`_hub.py`), without polling. A pump task moves events into a queue so
-the response can send keep-alive comments while nothing happens, and end promptly when
-the client goes away or the server shuts down."""
+A stream replays the stored events after the resume point, a page at a time and only as
+fast as the client reads, then follows live ones from the process's one event hub
+(`_hub.py`), without polling. Memory per stream is bounded: one page while replaying,
+at most the hub's `buffer_bytes` of frames while live, and one chunk (at most
+`CHUNK_BYTES`) in the server's write buffer, since a write to a client that does not
+read waits (ASGI backpressure) before the next is made. A live stream that falls
+further behind is dropped by the hub and ends with a `stream_dropped` frame naming the
+last event sent: the client reconnects with `Last-Event-ID` and misses nothing.
+
+The number of streams open at once per token is bounded too (`max_per_token`): past it,
+a new stream gets a 429 `too_many_streams`."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
 
-from midturn.contract._interactions import Event
+from midturn.gateway._auth import Principal
+from midturn.gateway._hub import Subscriber, format_event
 from midturn.gateway._state import GatewayState, StreamCall, client_gone
 
 __all__ = ["format_event", "router"]
@@ -25,17 +35,12 @@ router = APIRouter(prefix="/v1", tags=["events"])
 
 KEEPALIVE_S = 15.0
 RETRY_MS = 2000
-_QUEUE_MAX = 1000
+REPLAY_PAGE = 50
+CHUNK_BYTES = 64 * 1024
 MAX_EVENT_ID = 2**63 - 1
 """The largest event id a store can hold (a signed 64-bit integer): a resume point past
 it is refused, not streamed as an empty log that ends at once (which an EventSource
 would reconnect to forever)."""
-_END = object()
-
-
-def format_event(event: Event) -> str:
-    """One SSE frame: `id`, `event` (the type) and the whole event as one JSON line."""
-    return f"id: {event.id}\nevent: {event.type}\ndata: {event.model_dump_json()}\n\n"
 
 
 def _resume_point(last_event_id: str | None, after: int | None) -> int:
@@ -63,27 +68,71 @@ def _bad_resume(value: str) -> RequestValidationError:
     )
 
 
-async def _stream(
-    state: GatewayState, after: int, session_id: str | None, request: Request
-) -> AsyncIterator[str]:
-    queue: asyncio.Queue[object] = asyncio.Queue(maxsize=_QUEUE_MAX)
+def _chunks(frames: Iterable[str]) -> Iterable[str]:
+    """Frames joined into writes of about `CHUNK_BYTES` (one frame may be larger)."""
+    batch: list[str] = []
+    size = 0
+    for frame in frames:
+        if batch and size + len(frame) > CHUNK_BYTES:
+            yield "".join(batch)
+            batch, size = [], 0
+        batch.append(frame)
+        size += len(frame)
+    if batch:
+        yield "".join(batch)
 
-    async def pump() -> None:
-        events = state.hub.follow(after, session_id)
+
+def dropped_frame(last_event_id: int, buffer_bytes: int | None) -> str:
+    """The frame that ends a stream dropped for falling `buffer_bytes` behind (None: the
+    event hub stopped). It has no `id`, so an `EventSource` keeps `last_event_id` as its
+    `Last-Event-ID` when it reconnects."""
+    why = (
+        f"this stream fell more than {buffer_bytes} bytes of events behind"
+        if buffer_bytes is not None
+        else "the server's event hub restarted"
+    )
+    data = {
+        "type": "stream_dropped",
+        "last_event_id": last_event_id,
+        "message": f"{why} and the stream was closed; reconnect with Last-Event-ID: "
+        f"{last_event_id} to resume without missing an event",
+    }
+    return f"event: stream_dropped\ndata: {json.dumps(data)}\n\n"
+
+
+class _Stream:
+    """One client's stream: replay from the log, then live frames from the hub."""
+
+    def __init__(self, state: GatewayState, after: int, session_id: str | None) -> None:
+        self.state = state
+        self.cursor = after
+        self.session_id = session_id
+        self.ended = False
+        self.subscriber: Subscriber | None = None
+
+    async def frames(self, request: Request) -> AsyncIterator[str]:
+        state = self.state
+        watcher = asyncio.create_task(self._watch(request))
+        state.metrics.open_streams += 1
         try:
-            async for event in events:
-                await queue.put(event)
+            yield f"retry: {RETRY_MS}\n\n"
+            async for chunk in self._replay():
+                yield chunk
+            async for chunk in self._follow():
+                yield chunk
         finally:
-            with contextlib.suppress(asyncio.QueueFull):
-                queue.put_nowait(_END)
-            aclose = getattr(events, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            state.metrics.open_streams -= 1
+            if self.subscriber is not None:
+                state.hub.unsubscribe(self.subscriber)
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
 
-    async def closing() -> None:
-        # the server stops, or the client goes away (found at once, not at the next write)
+    async def _watch(self, request: Request) -> None:
+        """End the stream when the server stops or the client goes away (found at once,
+        not at the next write)."""
         ending = [
-            asyncio.ensure_future(state.closing.wait()),
+            asyncio.ensure_future(self.state.closing.wait()),
             asyncio.ensure_future(client_gone(request)),
         ]
         try:
@@ -91,40 +140,88 @@ async def _stream(
         finally:
             for waiter in ending:
                 waiter.cancel()
-        with contextlib.suppress(asyncio.QueueFull):
-            queue.put_nowait(_END)
+        self.ended = True
+        if self.subscriber is not None:
+            self.subscriber.wake.set()
 
-    state.metrics.open_streams += 1
-    tasks = [asyncio.create_task(pump()), asyncio.create_task(closing())]
-    try:
-        yield f"retry: {RETRY_MS}\n\n"
-        while True:
-            if queue.empty():
+    async def _replay(self) -> AsyncIterator[str]:
+        hub, store = self.state.hub, self.state.store
+        self.subscriber = await hub.subscribe(self.session_id)
+        while not self.ended:
+            # A few replays read and format a page at once, however many streams
+            # replay, and each gives the loop a turn after every page, holding its slot
+            # (a read may not suspend, nor a write the kernel takes whole: without this
+            # one stream's whole replay would run in one step). A slot is never held
+            # across a write that waits for the client.
+            async with self.state.replay_slots:
+                page = await store.read_events(
+                    self.cursor, session_id=self.session_id, limit=REPLAY_PAGE
+                )
+                read = len(page)
+                frames = [format_event(event) for event in page]
+                await asyncio.sleep(0)
+            if page:
+                self.cursor = page[-1].id
+                del page  # while a write waits, only the frames are held
+                for chunk in _chunks(frames):
+                    yield chunk
+            if read < REPLAY_PAGE:
+                if not self.subscriber.dropped:
+                    return
+                # it fell behind while replaying: the log holds all it missed
+                hub.unsubscribe(self.subscriber)
+                self.subscriber = await hub.subscribe(self.session_id)
+
+    async def _follow(self) -> AsyncIterator[str]:
+        subscriber = self.subscriber
+        assert subscriber is not None
+        while not self.ended:
+            if not subscriber.frames and not subscriber.dropped:
+                subscriber.wake.clear()
                 try:
                     async with asyncio.timeout(KEEPALIVE_S):
-                        item = await queue.get()
+                        await subscriber.wake.wait()
                 except TimeoutError:
                     yield ": keepalive\n\n"
                     continue
-            else:
-                item = queue.get_nowait()
-            frames: list[str] = []  # everything already queued goes out as one write
-            while isinstance(item, Event):
-                frames.append(format_event(item))
-                if queue.empty():
-                    break
-                item = queue.get_nowait()
-            if frames:
-                yield "".join(frames)
-            if item is _END:
+            if self.ended:
                 return
-    finally:
-        state.metrics.open_streams -= 1
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            fresh = [item for item in subscriber.take() if item[0] > self.cursor]
+            if fresh:
+                self.cursor = fresh[-1][0]
+                for chunk in _chunks(frame for _, frame in fresh):
+                    yield chunk
+            if subscriber.dropped:
+                bound = self.state.hub.buffer_bytes if subscriber.lagging else None
+                yield dropped_frame(self.cursor, bound)
+                return
+
+
+class _StreamResponse(StreamingResponse):
+    """A streaming response that gives its stream slot back however it ends (even if
+    the body is never iterated)."""
+
+    def __init__(self, content: AsyncIterator[str], release: Callable[[], None]) -> None:
+        super().__init__(content, media_type="text/event-stream", headers=_HEADERS)
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()
+
+
+def _open(
+    state: GatewayState, caller: Principal, start: int, session_id: str | None, request: Request
+) -> _StreamResponse:
+    release = state.streams.acquire(caller)  # raises TooManyStreams past the bound
+    try:
+        stream = _Stream(state, start, session_id)
+        return _StreamResponse(stream.frames(request), release)
+    except BaseException:
+        release()
+        raise
 
 
 _HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
@@ -135,6 +232,14 @@ LastEventId = Annotated[
 ]
 After = Annotated[
     int | None, Query(ge=0, le=MAX_EVENT_ID, description="resume after this event id")
+]
+Tail = Annotated[
+    int | None,
+    Query(
+        ge=0,
+        le=10_000,
+        description="with no resume point, start with only the newest this many events",
+    ),
 ]
 AccessToken = Annotated[
     str | None,
@@ -153,16 +258,15 @@ async def session_events(
     request: Request,
     last_event_id: LastEventId = None,
     after: After = None,
+    tail: Tail = None,
     access_token: AccessToken = None,
 ) -> StreamingResponse:
     """One session's events as server-sent events, replayed from `Last-Event-ID`."""
     state, caller = call
     caller.require({"answer"}, "follow this session's events", session_id)
     await state.authority.session(session_id)
-    start = _resume_point(last_event_id, after)
-    return StreamingResponse(
-        _stream(state, start, session_id, request), media_type="text/event-stream", headers=_HEADERS
-    )
+    start = await _start(state, _resume_point(last_event_id, after), tail, session_id)
+    return _open(state, caller, start, session_id, request)
 
 
 @router.get(
@@ -175,12 +279,19 @@ async def all_events(
     request: Request,
     last_event_id: LastEventId = None,
     after: After = None,
+    tail: Tail = None,
     access_token: AccessToken = None,
 ) -> StreamingResponse:
     """Every session's events (admin only), replayed from `Last-Event-ID`."""
     state, caller = call
     caller.require(set(), "follow every session's events")
-    start = _resume_point(last_event_id, after)
-    return StreamingResponse(
-        _stream(state, start, None, request), media_type="text/event-stream", headers=_HEADERS
-    )
+    start = await _start(state, _resume_point(last_event_id, after), tail, None)
+    return _open(state, caller, start, None, request)
+
+
+async def _start(state: GatewayState, resume: int, tail: int | None, session_id: str | None) -> int:
+    """Where the replay starts: a resume point given wins; else, with `tail`, just
+    before the newest `tail` events."""
+    if resume or tail is None:
+        return resume
+    return await state.store.tail_start(tail, session_id=session_id)

@@ -4,17 +4,19 @@ hand it (and the caller's identity) to the routes."""
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
-from collections.abc import Awaitable
+import os
+from collections import Counter, OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Annotated, NamedTuple, TypeVar
 
 from fastapi import Depends, Request
 
 from midturn.contract._interactions import Event, Interaction, InteractionKind
-from midturn.errors import NotFound
+from midturn.errors import NotFound, UsageError
 from midturn.gateway._auth import Principal, TokenAuthority, bearer_token
-from midturn.gateway._hub import EventHub
+from midturn.gateway._errors import TooManyStreams
+from midturn.gateway._hub import DEFAULT_BUFFER_BYTES, EventHub
 from midturn.gateway._metrics import Metrics
 from midturn.runtime import Runtime
 from midturn.store import Store
@@ -25,6 +27,7 @@ __all__ = [
     "GatewayState",
     "State",
     "StreamCall",
+    "StreamLimits",
     "client_gone",
 ]
 
@@ -38,6 +41,82 @@ _REQUESTED: dict[str, InteractionKind] = {
 }
 
 
+DEFAULT_STREAMS_PER_TOKEN = 32
+
+
+@dataclass(frozen=True)
+class StreamLimits:
+    """The bounds on event streams (docs/protocol.md, "Event streams"): the bytes of
+    frames one stream may fall behind by before it is dropped, and how many streams one
+    token may hold open at once. `from_env` fills what is not given from
+    `MIDTURN_STREAM_BUFFER_BYTES` and `MIDTURN_MAX_STREAMS_PER_TOKEN`."""
+
+    buffer_bytes: int = DEFAULT_BUFFER_BYTES
+    per_token: int = DEFAULT_STREAMS_PER_TOKEN
+
+    def __post_init__(self) -> None:
+        if self.buffer_bytes < 1024:
+            raise UsageError(
+                f"the stream buffer must be at least 1024 bytes (got {self.buffer_bytes})"
+            )
+        if self.per_token < 1:
+            raise UsageError(
+                f"the streams allowed per token must be at least 1 (got {self.per_token})"
+            )
+
+    @classmethod
+    def from_env(
+        cls, buffer_bytes: int | None = None, per_token: int | None = None
+    ) -> StreamLimits:
+        return cls(
+            buffer_bytes=_setting(
+                buffer_bytes, "MIDTURN_STREAM_BUFFER_BYTES", DEFAULT_BUFFER_BYTES
+            ),
+            per_token=_setting(
+                per_token, "MIDTURN_MAX_STREAMS_PER_TOKEN", DEFAULT_STREAMS_PER_TOKEN
+            ),
+        )
+
+
+def _setting(given: int | None, variable: str, default: int) -> int:
+    if given is not None:
+        return given
+    raw = os.environ.get(variable, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise UsageError(f"{variable} must be a whole number (got {raw[:40]!r})") from None
+
+
+class StreamSlots:
+    """How many event streams each token holds open, bounded by `per_token`."""
+
+    def __init__(self, per_token: int) -> None:
+        self.per_token = per_token
+        self._open: Counter[tuple[str, str | None]] = Counter()
+
+    def acquire(self, principal: Principal) -> Callable[[], None]:
+        """Take a slot for `principal`'s token (raises `TooManyStreams` when none is
+        free); returns the function that gives it back (calling it again does nothing)."""
+        key = (principal.role, principal.session_id)
+        if self._open[key] >= self.per_token:
+            raise TooManyStreams(self.per_token)
+        self._open[key] += 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self._open[key] -= 1
+                if self._open[key] <= 0:
+                    del self._open[key]
+
+        return release
+
+
 @dataclass
 class GatewayState:
     runtime: Runtime
@@ -46,13 +125,22 @@ class GatewayState:
     public_url: str = "http://127.0.0.1:8765"
     metrics: Metrics = field(default_factory=Metrics)
     closing: asyncio.Event = field(default_factory=asyncio.Event)
+    stream_limits: StreamLimits = field(default_factory=StreamLimits)
     hub: EventHub = field(init=False)
+    streams: StreamSlots = field(init=False)
+    replay_slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(4))
     _owners: OrderedDict[str, tuple[InteractionKind, str]] = field(
         init=False, default_factory=OrderedDict
     )
 
     def __post_init__(self) -> None:
-        self.hub = EventHub(self.runtime, self.store, on_event=self._heard)
+        self.hub = EventHub(
+            self.runtime,
+            self.store,
+            on_event=self._heard,
+            buffer_bytes=self.stream_limits.buffer_bytes,
+        )
+        self.streams = StreamSlots(self.stream_limits.per_token)
 
     def _heard(self, event: Event) -> None:
         kind = _REQUESTED.get(event.type)

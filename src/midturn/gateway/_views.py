@@ -159,6 +159,10 @@ class SettledOut(BaseModel):
 
 class InteractionList(BaseModel):
     interactions: list[Interaction]
+    next_cursor: str | None = Field(
+        default=None,
+        description="pass as `cursor` for the next page; null on the last page",
+    )
 
 
 class StopOut(BaseModel):

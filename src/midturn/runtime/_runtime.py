@@ -54,6 +54,7 @@ from midturn.runtime._permissions import (
     same_decision,
     tool_allowed_for_turn,
 )
+from midturn.runtime._subscribe import Subscription
 from midturn.runtime._tool import handle_tool_call
 from midturn.runtime._turns import Turn
 from midturn.store._base import Store
@@ -548,14 +549,23 @@ class Runtime:
         self._check_open()
         return Settled.of(await self._parking.wait(interaction_id, timeout))
 
-    async def queue(self, session_id: str) -> list[Interaction]:
+    async def queue(
+        self, session_id: str, *, limit: int | None = None, after: str | None = None
+    ) -> list[Interaction]:
         """The session's pending interactions, head first
-        (docs/runtime.md#one-queue-per-session)."""
-        return await self.store.list_interactions(session_id=session_id, status="pending")
+        (docs/runtime.md#one-queue-per-session): at most `limit`,
+        and with `after` (an interaction id) only those after it — a keyset page,
+        stable while others are parked or settled (`UsageError` for an unknown id)."""
+        return await self.store.list_interactions(
+            session_id=session_id, status="pending", limit=limit, after=after
+        )
 
-    async def inbox(self) -> list[Interaction]:
-        """Every pending interaction, oldest first."""
-        return await self.store.list_interactions(status="pending")
+    async def inbox(
+        self, *, limit: int | None = None, after: str | None = None
+    ) -> list[Interaction]:
+        """Every pending interaction, oldest first; `limit` and `after` page it as in
+        `queue`."""
+        return await self.store.list_interactions(status="pending", limit=limit, after=after)
 
     def events(
         self, session_id: str | None = None, *, after: int = 0, follow: bool = True
@@ -570,6 +580,25 @@ class Runtime:
         (an event may come twice: dedupe by `event.id`). Returns a function that stops
         watching. For an ordered log with replay, iterate `events()` instead."""
         return self._parking.watch(watcher)
+
+    def subscribe(
+        self,
+        on_event: Callable[[Event], None] | None = None,
+        *,
+        session_id: str | None = None,
+        buffer: int = 1000,
+    ) -> Subscription:
+        """A tap on the events this runtime publishes, live, without reading the store:
+        this process's own at once, other processes' as the store announces them (see
+        `_subscribe.py` and docs/runtime.md). With `on_event`, each event is handed to
+        it synchronously; without, iterate the subscription (`async with
+        runtime.subscribe() as events: async for event in events`), which holds at most
+        `buffer` events and raises `SubscriptionLagged` past that. No replay: for the
+        stored log, use `events()`."""
+        self._check_open()
+        return Subscription(
+            self._parking.watch, on_event=on_event, session_id=session_id, buffer=buffer
+        )
 
     # -- turns and tools --------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from midturn.contract._interactions import (
     utcnow,
 )
 from midturn.contract._models import AskResult
+from midturn.errors import UsageError
 
 __all__ = ["EventListener", "QueuedEvents", "SessionRecord", "Settle", "Store"]
 
@@ -227,9 +228,13 @@ class Store(abc.ABC):
         status: InteractionStatus | None = None,
         kind: InteractionKind | None = None,
         limit: int | None = None,
+        after: str | None = None,
     ) -> list[Interaction]:
         """Interactions matching every filter given, oldest first (creation order; ties
-        broken by insertion order)."""
+        broken by insertion order), at most `limit` of them. With `after` (an
+        interaction id, of any status), only those that come after it in that order: a
+        keyset page, stable while others are inserted or settled. An `after` that names
+        no interaction raises `UsageError`."""
 
     async def count_pending(self) -> int:
         """How many interactions are pending, in every session. A backend answers it
@@ -265,3 +270,15 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def last_event_id(self) -> int: ...
+
+    async def tail_start(self, count: int, *, session_id: str | None = None) -> int:
+        """The event id after which the newest `count` events (of one session, or all)
+        follow: `read_events(tail_start(n))` gives a recent window, not the whole log.
+        0 when there are no more than `count`.
+
+        This version counts back from the newest id (a window of the newest `count` ids
+        of the log, of which a session may own fewer); the backends give the exact
+        window, by index."""
+        if count < 0:
+            raise UsageError(f"count must be 0 or more (got {count})")
+        return max(0, await self.last_event_id() - count)

@@ -45,6 +45,7 @@ __all__ = [
     "new_event",
     "settled_copy",
     "sort_key_time",
+    "unknown_cursor",
 ]
 
 _ASK_STATUSES = TERMINAL_STATUSES - {"allowed", "denied"}
@@ -105,6 +106,13 @@ def check_new_interaction(interaction: Interaction) -> None:
 def check_limit(limit: int | None) -> None:
     if limit is not None and limit < 1:
         raise UsageError(f"limit must be at least 1 (got {limit}); omit it for no limit")
+
+
+def unknown_cursor(after: str) -> UsageError:
+    return UsageError(
+        f"no interaction {after[:80]!r} to list after: the cursor is not one this store "
+        "gave (or its interaction was pruned); list again from the start"
+    )
 
 
 def settled_copy(

@@ -38,6 +38,7 @@ from midturn.store._codec import (
     check_session,
     event_from,
     settled_copy,
+    unknown_cursor,
 )
 
 __all__ = ["MemoryStore"]
@@ -57,6 +58,7 @@ class MemoryStore(Store):
         self._open = False
         self._sessions: dict[str, SessionRecord] = {}
         self._by_id: dict[str, Interaction] = {}
+        self._seq: dict[str, int] = {}  # insertion order, the tie-break after created_at
         self._by_tool_call: dict[tuple[str, str], str] = {}
         # Ordered id sets (dicts with None values keep insertion order, delete in O(1)).
         self._by_session: dict[str, dict[str, None]] = {}
@@ -145,6 +147,7 @@ class MemoryStore(Store):
                 "give each interaction a fresh id"
             )
         self._by_id[interaction.id] = interaction
+        self._seq[interaction.id] = len(self._seq)
         if interaction.tool_call_id is not None:
             self._by_tool_call[(interaction.session_id, interaction.tool_call_id)] = interaction.id
         self._by_session.setdefault(interaction.session_id, {})[interaction.id] = None
@@ -260,9 +263,17 @@ class MemoryStore(Store):
         status: InteractionStatus | None = None,
         kind: InteractionKind | None = None,
         limit: int | None = None,
+        after: str | None = None,
     ) -> list[Interaction]:
         self._check_open()
         check_limit(limit)
+        seq = self._seq
+        start: tuple[datetime, int] | None = None
+        if after is not None:
+            known = self._by_id.get(after)
+            if known is None:
+                raise unknown_cursor(after)
+            start = (as_utc(known.created_at), seq[after])
         by_id = self._by_id
         candidates: list[Interaction]
         if session_id is not None:
@@ -279,7 +290,13 @@ class MemoryStore(Store):
             and (status is None or interaction.status == status)
             and (kind is None or interaction.kind == kind)
         ]
-        found.sort(key=lambda interaction: as_utc(interaction.created_at))  # ties keep order
+        found.sort(key=lambda interaction: (as_utc(interaction.created_at), seq[interaction.id]))
+        if start is not None:
+            found = [
+                interaction
+                for interaction in found
+                if (as_utc(interaction.created_at), seq[interaction.id]) > start
+            ]
         return found if limit is None else found[:limit]
 
     async def count_pending(self) -> int:
@@ -337,3 +354,14 @@ class MemoryStore(Store):
     async def last_event_id(self) -> int:
         self._check_open()
         return len(self._events)
+
+    async def tail_start(self, count: int, *, session_id: str | None = None) -> int:
+        self._check_open()
+        if count < 0:
+            raise UsageError(f"count must be 0 or more (got {count})")
+        if session_id is None:
+            return max(0, len(self._events) - count)
+        positions = self._event_positions.get(session_id, [])
+        if len(positions) <= count:
+            return 0
+        return self._events[positions[-count - 1]].id

@@ -74,6 +74,7 @@ from midturn.store._codec import (
     load_session,
     settled_copy,
     sort_key_time,
+    unknown_cursor,
 )
 from midturn.store._postgres_listen import Listener
 from midturn.store._postgres_schema import advisory_key, migrate, quote_ident
@@ -495,12 +496,28 @@ class PostgresStore(Store):
         status: InteractionStatus | None = None,
         kind: InteractionKind | None = None,
         limit: int | None = None,
+        after: str | None = None,
     ) -> list[Interaction]:
         pool = self._db()
         check_limit(limit)
         if _unstorable(session_id, turn_id, status, kind):
             return []
-        query, arguments = list_query(session_id, turn_id, status, kind, limit)
+        start = None
+        if after is not None:
+            # a keyset page: rows after the cursor's (created_at, seq), by the same index
+            start = await pool.fetchrow(
+                "SELECT created_at, seq FROM midturn_interactions WHERE id = $1", after
+            )
+            if start is None:
+                raise unknown_cursor(after)
+        query, arguments = list_query(
+            session_id,
+            turn_id,
+            status,
+            kind,
+            limit,
+            None if start is None else (start["created_at"], start["seq"]),
+        )
         rows = await pool.fetch(query, *arguments)
         return [load_interaction(row["body"]) for row in rows]
 
@@ -568,6 +585,26 @@ class PostgresStore(Store):
 
     async def last_event_id(self) -> int:
         return await self._last_id(self._db())
+
+    async def tail_start(self, count: int, *, session_id: str | None = None) -> int:
+        pool = self._db()
+        if count < 0:
+            raise UsageError(f"count must be 0 or more (got {count})")
+        if session_id is not None and _unstorable(session_id):
+            return 0
+        # the (count+1)-th newest id, by the primary key or the (session_id, id) index
+        if session_id is None:
+            found = await pool.fetchval(
+                "SELECT id FROM midturn_events ORDER BY id DESC LIMIT 1 OFFSET $1", count
+            )
+        else:
+            found = await pool.fetchval(
+                "SELECT id FROM midturn_events WHERE session_id = $1 "
+                "ORDER BY id DESC LIMIT 1 OFFSET $2",
+                session_id,
+                count,
+            )
+        return 0 if found is None else int(found)
 
     @staticmethod
     async def _last_id(connection: Any) -> int:

@@ -157,11 +157,13 @@ def list_query(
     status: str | None,
     kind: str | None,
     limit: int | None,
+    after: tuple[object, object] | None = None,
 ) -> tuple[str, list[object]]:
     """`list_interactions`' statement and its arguments. `status = 'pending'` is written
     as a literal, not a parameter, so that the planner may use the partial indexes of
     the pending rows even in a generic plan (asyncpg prepares statements and reuses
-    them): a session's queue, head first, then reads only its pending rows, in order."""
+    them): a session's queue, head first, then reads only its pending rows, in order.
+    `after` is a keyset page's start: the `(created_at, seq)` of the row before it."""
     where: list[str] = []
     arguments: list[object] = []
     for column, value in (
@@ -177,6 +179,9 @@ def list_query(
             continue
         arguments.append(value)
         where.append(f"{column} = ${len(arguments)}")
+    if after is not None:
+        arguments += list(after)
+        where.append(f"(created_at, seq) > (${len(arguments) - 1}, ${len(arguments)})")
     query = "SELECT body FROM midturn_interactions"
     if where:
         query += " WHERE " + " AND ".join(where)

@@ -56,6 +56,7 @@ from midturn.store._codec import (
     load_session,
     settled_copy,
     sort_key_time,
+    unknown_cursor,
 )
 from midturn.store._sqlite_conn import BUSY_TIMEOUT_MS, Connection
 from midturn.store._sqlite_schema import MIGRATIONS, MIGRATIONS_TABLE
@@ -374,6 +375,7 @@ class SqliteStore(Store):
         status: InteractionStatus | None = None,
         kind: InteractionKind | None = None,
         limit: int | None = None,
+        after: str | None = None,
     ) -> list[Interaction]:
         check_limit(limit)
         clauses: list[str] = []
@@ -387,16 +389,28 @@ class SqliteStore(Store):
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(value)
+        if after is not None:
+            # a keyset page: rows after the cursor's (created_at, seq), by the same index
+            clauses.append("(created_at, seq) > (?, ?)")
         sql = "SELECT body FROM midturn_interactions"
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
         sql += " ORDER BY created_at, seq"
+        tail: list[Any] = []
         if limit is not None:
             sql += " LIMIT ?"
-            params.append(limit)
+            tail.append(limit)
 
         def select(db: Db) -> list[Interaction]:
-            return [load_interaction(body) for (body,) in db.execute(sql, params)]
+            start: tuple[Any, ...] = ()
+            if after is not None:
+                start = db.execute(
+                    "SELECT created_at, seq FROM midturn_interactions WHERE id = ?", (after,)
+                ).fetchone()
+                if start is None:
+                    raise unknown_cursor(after)
+            rows = db.execute(sql, [*params, *start, *tail])
+            return [load_interaction(body) for (body,) in rows]
 
         return await self._run(select)
 
@@ -460,6 +474,19 @@ class SqliteStore(Store):
 
     async def last_event_id(self) -> int:
         return await self._run(_newest_event_id)
+
+    async def tail_start(self, count: int, *, session_id: str | None = None) -> int:
+        if count < 0:
+            raise UsageError(f"count must be 0 or more (got {count})")
+        # the (count+1)-th newest id, by the primary key or the (session_id, id) index
+        where, params = ("WHERE session_id = ?", [session_id]) if session_id else ("", [])
+        sql = f"SELECT id FROM midturn_events {where} ORDER BY id DESC LIMIT 1 OFFSET ?"
+
+        def find(db: Db) -> int:
+            row = db.execute(sql, [*params, count]).fetchone()
+            return 0 if row is None else int(row[0])
+
+        return await self._run(find)
 
 
 # -- on the store's thread -------------------------------------------------------------

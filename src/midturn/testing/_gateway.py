@@ -78,9 +78,10 @@ class LiveGateway:
             raise self._errors[0]
 
 
-def start_gateway(db_url: str, admin_token: str, port: int = 0) -> LiveGateway:
+def start_gateway(db_url: str, admin_token: str, port: int = 0, **options: Any) -> LiveGateway:
     """Start a gateway on `db_url` in a thread and return once it listens (or fail).
-    `port=0` picks a free port; pass the old one to restart a gateway in place."""
+    `port=0` picks a free port; pass the old one to restart a gateway in place. `options`
+    go to `midturn.gateway.run_server` (e.g. `stream_buffer_bytes`)."""
     ready = threading.Event()
     box: dict[str, Any] = {}
     errors: list[BaseException] = []
@@ -103,6 +104,7 @@ def start_gateway(db_url: str, admin_token: str, port: int = 0) -> LiveGateway:
                     announce=None,
                     access_log=False,
                     install_signal_handlers=False,
+                    **options,
                 )
             )
         except BaseException as error:

@@ -54,6 +54,11 @@ export function forgetCredential(storage) {
 
 const enc = encodeURIComponent;
 
+// How many pending interactions one request reads, and how many past events a freshly
+// opened view shows (docs/web-inbox.md).
+export const PAGE_SIZE = 100;
+export const TAIL_EVENTS = 200;
+
 export class Api {
   constructor(token, base = "") {
     this.token = token;
@@ -87,13 +92,20 @@ export class Api {
   }
 
   // The pending interactions: one session's queue (head first), or with no session the
-  // admin inbox of every session (oldest first).
+  // admin inbox of every session (oldest first), read a page at a time (`next_cursor`).
   async pending(sessionId) {
     const path = sessionId
-      ? `/v1/sessions/${enc(sessionId)}/interactions?status=pending`
-      : "/v1/inbox";
-    const body = await this.request("GET", path);
-    return body.interactions;
+      ? `/v1/sessions/${enc(sessionId)}/interactions?status=pending&limit=${PAGE_SIZE}`
+      : `/v1/inbox?limit=${PAGE_SIZE}`;
+    const all = [];
+    let cursor = null;
+    do {
+      const suffix = cursor === null ? "" : `&cursor=${enc(cursor)}`;
+      const body = await this.request("GET", path + suffix);
+      all.push(...body.interactions);
+      cursor = body.next_cursor || null;
+    } while (cursor !== null);
+    return all;
   }
 
   // payload is any answer shape of docs/contract.md#answers; see answerPayload() below.
@@ -116,7 +128,10 @@ export class Api {
   }
 
   // Follow an event stream until `signal` aborts: one session's, or every session's.
-  // Reconnects after a drop, resuming with Last-Event-ID so nothing is lost or repeated.
+  // The first connection starts with only the newest TAIL_EVENTS events (the queue comes
+  // from the REST route; the log is history), not the whole log. Reconnects after a drop
+  // (or a `stream_dropped` frame), resuming with Last-Event-ID so nothing is lost or
+  // repeated.
   // handlers: onEvent(event) with the parsed JSON event, onState("live" | "down"),
   // onFatal(ApiError) when the token no longer reaches the stream.
   async follow(sessionId, handlers, signal) {
@@ -128,7 +143,8 @@ export class Api {
       try {
         const headers = this.headers({ Accept: "text/event-stream" });
         if (lastId !== null) headers["Last-Event-ID"] = lastId;
-        const response = await fetch(this.base + path, { headers, signal, cache: "no-store" });
+        const url = lastId === null ? `${path}?tail=${TAIL_EVENTS}` : path;
+        const response = await fetch(this.base + url, { headers, signal, cache: "no-store" });
         if (!response.ok) {
           let body = null;
           try {
@@ -153,7 +169,7 @@ export class Api {
           for (const frame of parser.push(value)) {
             if (frame.retry !== null) retryMs = frame.retry;
             if (frame.id !== null) lastId = frame.id;
-            if (frame.data === null) continue;
+            if (frame.data === null || frame.id === null) continue; // e.g. stream_dropped
             let event;
             try {
               event = JSON.parse(frame.data);

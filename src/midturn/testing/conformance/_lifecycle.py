@@ -156,6 +156,40 @@ class LifecycleConformance:
         assert await ids(session_id="s1", status="pending", limit=2) == ["early", "tie-1"]
         assert await ids(session_id="nobody") == []
 
+    async def test_list_interactions_pages_by_keyset_stable_under_inserts_and_settles(
+        self,
+        store: Store,
+    ) -> None:
+        # ties on created_at too: the page boundary must fall between them by insertion
+        for name in ("a", "b", "c", "d", "e"):
+            await store.create_interaction(make_ask(name))
+        await store.create_interaction(make_ask("early", created_at=T0 - timedelta(seconds=5)))
+
+        async def page(after: str | None, limit: int = 2) -> list[str]:
+            found = await store.list_interactions(status="pending", limit=limit, after=after)
+            return [i.id for i in found]
+
+        first = await page(None)
+        assert first == ["early", "a"]
+        # meanwhile: the cursor's own interaction settles, one not yet listed settles, and
+        # a new one is inserted at the end — the next pages neither skip nor repeat
+        await store.settle("a", status="skipped", result=AskResult(outcome="skipped"))
+        await store.settle("c", status="skipped", result=AskResult(outcome="skipped"))
+        await store.create_interaction(make_ask("f", created_at=T0 + timedelta(seconds=1)))
+        second = await page(first[-1])
+        assert second == ["b", "d"]
+        assert await page(second[-1]) == ["e", "f"]
+        assert await page("f") == []
+        # the same keyset within one session, and without a limit
+        assert [i.id for i in await store.list_interactions(session_id="s1", after="b")] == [
+            "c",
+            "d",
+            "e",
+            "f",
+        ]
+        with pytest.raises(UsageError, match="cursor"):
+            await store.list_interactions(after="no-such-interaction")
+
     # -- settling --------------------------------------------------------------------------
 
     async def test_settle_wins_once_and_appends_its_events(self, store: Store) -> None:

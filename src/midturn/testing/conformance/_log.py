@@ -48,6 +48,25 @@ class LogConformance:
         assert await store.read_events(session_id="s1", limit=1) == [appended[0]]
         assert await store.read_events(session_id="s3") == []
 
+    async def test_tail_start_opens_a_window_on_the_newest_events(self, store: Store) -> None:
+        assert await store.tail_start(5) == 0
+        appended = [*await store.append_events([note("s1"), note("s2"), note("s1"), note("s2")])]
+        appended += await store.append_events([note("s1")])
+        s1 = [event for event in appended if event.session_id == "s1"]
+
+        async def window(count: int, session_id: str | None = None) -> list[Event]:
+            start = await store.tail_start(count, session_id=session_id)
+            return await store.read_events(start, session_id=session_id)
+
+        assert await window(2) == appended[-2:]
+        assert await window(0) == []
+        assert await window(100) == appended
+        assert await window(2, "s1") == s1[-2:]
+        assert await window(3, "s1") == s1
+        assert await window(1, "nobody") == []
+        with pytest.raises(UsageError, match="count"):
+            await store.tail_start(-1)
+
     async def test_events_keep_their_fields(self, store: Store) -> None:
         interaction = make_ask("i1")
         (event,) = await store.append_events([requested(interaction)])
