@@ -64,21 +64,30 @@ def _announced_url(process: subprocess.Popen[bytes], log: Path) -> str:
 
 @contextlib.contextmanager
 def serve_process(
-    db_url: str, admin_token: str, log: Path, env: dict[str, str] | None = None
+    db_url: str,
+    admin_token: str,
+    log: Path,
+    env: dict[str, str] | None = None,
+    options: tuple[str, ...] = (),
 ) -> Iterator[str]:
-    """`midturn serve --port 0` on `db_url` as a child process; yields its base URL and
-    stops it (SIGTERM) when the block ends. Its stderr (the access log) goes to `log`."""
-    with serve_child(db_url, admin_token, log, env) as (url, _):
+    """`midturn serve --port 0 [options]` on `db_url` as a child process; yields its base
+    URL and stops it (SIGTERM) when the block ends. Its stderr (the access log) goes to
+    `log`."""
+    with serve_child(db_url, admin_token, log, env, options) as (url, _):
         yield url
 
 
 @contextlib.contextmanager
 def serve_child(
-    db_url: str, admin_token: str, log: Path, env: dict[str, str] | None = None
+    db_url: str,
+    admin_token: str,
+    log: Path,
+    env: dict[str, str] | None = None,
+    options: tuple[str, ...] = (),
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """`serve_process`, yielding the child process too (to read its memory in /proc)."""
     with log.open("wb") as errors:
-        argv = ["serve", "--db", db_url, "--port", "0", "--token", admin_token]
+        argv = ["serve", "--db", db_url, "--port", "0", "--token", admin_token, *options]
         process = subprocess.Popen(
             [sys.executable, "-m", "midturn.cli", *argv],
             stdin=subprocess.DEVNULL,

@@ -1,5 +1,5 @@
 """The `midturn` command (docs/terminal.md#the-midturn-command): `serve`, `mcp`, `ask`,
-`answer` and `demo`.
+`answer`, `prune` and `demo`.
 
 `midturn ask` exit codes: 0 answered, 1 skipped (or redirected), 2 usage error,
 3 timed out, 4 unavailable (no terminal here and no gateway), 130 stopped.
@@ -10,13 +10,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
+from midturn._cli_tokens import Found, TokenProblem, find_token, from_answer_url
 from midturn.contract._models import Ask, AskResult
 from midturn.errors import GatewayError, InvalidAsk, MidturnError, UsageError
 
@@ -193,26 +192,47 @@ async def _ask_here(ask: Ask, timeout_s: float | None, as_json: bool) -> int:
 
 
 async def _ask_gateway(tool_input: Any, dialect: str, args: argparse.Namespace) -> int:
+    import secrets
+
     import httpx
 
     from midturn.client import AsyncClient
 
-    token = args.token or os.environ.get("MIDTURN_TOKEN")
-    if not token:
-        raise _Usage("asking through a gateway needs its admin token: --token T or MIDTURN_TOKEN")
+    found = _token(args, ("MIDTURN_AGENT_TOKEN", "MIDTURN_TOKEN"))
+    if found is None:
+        raise _Usage(
+            "asking through a gateway needs a token: the admin token or a session's agent "
+            "token in MIDTURN_TOKEN / MIDTURN_AGENT_TOKEN or a file (--token-file FILE)"
+        )
     try:
-        async with AsyncClient(args.gateway, token) as admin:
-            creds = await admin.create_session({"client": "midturn ask"})
-        async with AsyncClient(args.gateway, creds.agent_token) as agent:
-            parked, _ = await agent.ask(
-                creds.session_id, tool_input, dialect=dialect, turn_id=_SESSION_TURN
-            )
-            _say(f"Waiting for an answer at {creds.answer_url}")
-            _say(f"  (or in a terminal: midturn answer '{creds.answer_url}')")
+        async with AsyncClient(args.gateway, found.token) as caller:
+            who = await caller.whoami()
+            if who.get("role") == "admin":
+                creds = await caller.create_session({"client": "midturn ask"})
+                session_id, agent_token = creds.session_id, creds.agent_token
+                turn_id = _SESSION_TURN
+                where = f"Waiting for an answer at {creds.answer_url}"
+                hint = f"  (or in a terminal: midturn answer '{creds.answer_url}')"
+            elif who.get("role") == "agent":
+                # The session is the agent's own; a turn of this command's own, so that
+                # Ctrl-C stops this ask and nothing else of the session.
+                session_id, agent_token = str(who["session_id"]), found.token
+                turn_id = f"{_SESSION_TURN}-{secrets.token_hex(4)}"
+                where = f"Waiting for an answer in session {session_id}"
+                hint = "  (its answer URL, the web inbox or `midturn answer` can answer it)"
+            else:
+                raise _Usage(
+                    f"the token {found.origin} is an answer token, which cannot ask; use the "
+                    "admin token or the session's agent token"
+                )
+        async with AsyncClient(args.gateway, agent_token) as agent:
+            parked, _ = await agent.ask(session_id, tool_input, dialect=dialect, turn_id=turn_id)
+            _say(where)
+            _say(hint)
             try:
                 settled = (await agent.wait(parked.id)).interaction
             except asyncio.CancelledError:
-                await agent.stop_turn(creds.session_id, _SESSION_TURN)
+                await agent.stop_turn(session_id, turn_id)
                 raise
     except httpx.TransportError as error:
         _say(
@@ -221,6 +241,14 @@ async def _ask_gateway(tool_input: Any, dialect: str, args: argparse.Namespace) 
         )
         return EXIT_CODES["unavailable"]
     return _report(settled.result or AskResult(outcome="cancelled"), args.json)
+
+
+def _token(args: argparse.Namespace, variables: tuple[str, ...]) -> Found | None:
+    """The token from --token, --token-file or the environment (see _cli_tokens.py)."""
+    try:
+        return find_token(args.token, args.token_file, variables)
+    except TokenProblem as error:
+        raise _Usage(str(error)) from error
 
 
 def _run_ask(args: argparse.Namespace) -> int:
@@ -232,13 +260,6 @@ def _run_ask(args: argparse.Namespace) -> int:
 
 
 # -- midturn answer, demo, serve -------------------------------------------------------
-
-
-def _from_answer_url(url: str) -> tuple[str, str | None]:
-    """`http://host:port/#token=T&session=S` → (`http://host:port`, T)."""
-    parts = urlsplit(url)
-    token = parse_qs(parts.fragment).get("token", [None])[0]
-    return f"{parts.scheme}://{parts.netloc}", token
 
 
 async def _answer(base_url: str, token: str) -> int:
@@ -263,17 +284,22 @@ def _run_answer(args: argparse.Namespace) -> int:
 
     from midturn.client import DEFAULT_GATEWAY_URL
 
-    base_url, token = args.gateway or DEFAULT_GATEWAY_URL, args.token
+    found = _token(args, ())
+    from_url: Found | None = None
     if args.url:
-        base_url, from_url = _from_answer_url(args.url)
-        token = token or from_url
-    token = token or os.environ.get("MIDTURN_TOKEN")
-    if not token:
+        gateway, token = from_answer_url(args.url)
+        from_url = Found(token, "in the answer URL", gateway) if token else None
+    if found is None:
+        found = from_url or _token(args, ("MIDTURN_ANSWER_TOKEN", "MIDTURN_TOKEN"))
+    if found is None:
         raise _Usage(
-            "give the answer URL, or --token T (an answer or admin token), or set MIDTURN_TOKEN"
+            "give the answer URL, or a token (an answer or admin token, or the answer URL) "
+            "in MIDTURN_ANSWER_TOKEN / MIDTURN_TOKEN or a file (--token-file FILE)"
         )
+    named = args.url and from_answer_url(args.url)[0]
+    base_url = args.gateway or named or found.gateway or DEFAULT_GATEWAY_URL
     try:
-        return asyncio.run(_answer(base_url, token))
+        return asyncio.run(_answer(base_url, found.token))
     except httpx.TransportError as error:
         _say(_transport_failure(base_url, error))
         return EXIT_CODES["unavailable"]
@@ -302,12 +328,18 @@ def _run_demo(args: argparse.Namespace) -> int:
 
 def _run_serve(args: argparse.Namespace) -> int:
     from midturn.gateway import DEFAULT_DB_URL, serve
+    from midturn.runtime._retention import parse_age
 
+    found = _token(args, ())  # MIDTURN_TOKEN and the data folder's file: serve's own
+    retention = None if args.retention in (None, "off") else parse_age(args.retention)
     serve(
         db_url=args.db or DEFAULT_DB_URL,
         host=args.host,
         port=args.port,
-        token=args.token,
+        token=None if found is None else found.token,
+        token_origin=None if found is None else found.origin,
+        retention=retention,
+        retention_records=None if args.retention_export is None else Path(args.retention_export),
         stream_buffer_bytes=args.stream_buffer_bytes,
         max_streams_per_token=args.max_streams_per_token,
     )
@@ -328,6 +360,40 @@ def _run_mcp(args: argparse.Namespace) -> int:
     )
     asyncio.run(run_stdio(args.store or DEFAULT_DB_URL, options))
     return 0
+
+
+def _run_prune(args: argparse.Namespace) -> int:
+    from midturn.gateway import DEFAULT_DB_URL
+    from midturn.gateway._serve import RECORDS_FILE, data_dir_for
+    from midturn.runtime._retention import parse_age, prune_settled
+    from midturn.store import open_store
+
+    age = parse_age(args.older_than)
+    url = args.store or DEFAULT_DB_URL
+    if args.export and args.no_export:
+        raise _Usage("give --export FILE or --no-export, not both")
+    records = None if args.no_export else Path(args.export or data_dir_for(url) / RECORDS_FILE)
+
+    async def run() -> int:
+        async with open_store(url) as store:
+            if records is not None and not args.dry_run:
+                records.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            report = await prune_settled(store, age, records=records, dry_run=args.dry_run)
+        if args.dry_run:
+            print(
+                f"would prune {report.interactions} settled interactions older than "
+                f"{args.older_than} (and their events); nothing was deleted"
+            )
+            return 0
+        kept = (
+            f"; their decision records were appended to {records}"
+            if records is not None and report.records
+            else ""
+        )
+        print(f"pruned {report.interactions} settled interactions and {report.events} events{kept}")
+        return 0
+
+    return asyncio.run(run())
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -359,6 +425,18 @@ def _parser() -> argparse.ArgumentParser:
         help="event streams one token may hold open at once "
         "(default: MIDTURN_MAX_STREAMS_PER_TOKEN, else 32)",
     )
+    serve.add_argument("--token-file", metavar="FILE", help="read the admin token from FILE")
+    serve.add_argument(
+        "--retention",
+        metavar="AGE",
+        help="prune settled interactions older than AGE (30d, 12h, …) in the background "
+        "(default: off, nothing is deleted)",
+    )
+    serve.add_argument(
+        "--retention-export",
+        metavar="FILE",
+        help="append the pruned decision records to FILE (default <data>/pruned-decisions.jsonl)",
+    )
     serve.set_defaults(run=_run_serve)
 
     mcp = commands.add_parser("mcp", help="run the MCP server over stdio (for MCP clients)")
@@ -381,6 +459,28 @@ def _parser() -> argparse.ArgumentParser:
     )
     mcp.set_defaults(run=_run_mcp)
 
+    prune = commands.add_parser(
+        "prune",
+        help="delete settled interactions older than an age, after exporting their records",
+    )
+    prune.add_argument("--older-than", required=True, metavar="AGE", help="30d, 12h, 90m, 45s")
+    prune.add_argument(
+        "--store", "--db", metavar="URL", help="store URL (default sqlite:///.midturn/midturn.db)"
+    )
+    prune.add_argument(
+        "--export",
+        metavar="FILE",
+        help="append the decision records (JSON Lines) to FILE before deleting "
+        "(default <data>/pruned-decisions.jsonl)",
+    )
+    prune.add_argument(
+        "--no-export", action="store_true", help="delete without writing the decision records"
+    )
+    prune.add_argument(
+        "--dry-run", action="store_true", help="count what would be pruned; delete nothing"
+    )
+    prune.set_defaults(run=_run_prune)
+
     ask = commands.add_parser(
         "ask",
         help="ask a question in this terminal (or through a gateway) and print the answer",
@@ -400,13 +500,25 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds (exit 3)")
     ask.add_argument("--json", action="store_true", help="print the canonical result JSON")
     ask.add_argument("--gateway", metavar="URL", help="ask through this gateway instead")
-    ask.add_argument("--token", help="the gateway's admin token (default: MIDTURN_TOKEN)")
+    ask.add_argument(
+        "--token",
+        help="the admin or an agent token (default: MIDTURN_AGENT_TOKEN, MIDTURN_TOKEN); "
+        "visible to other users in `ps`: prefer --token-file or the variables",
+    )
+    ask.add_argument("--token-file", metavar="FILE", help="read the token from FILE")
     ask.set_defaults(run=_run_ask)
 
     answer = commands.add_parser("answer", help="answer a gateway's questions in this terminal")
     answer.add_argument("url", nargs="?", help="an answer URL (http://host:port/#token=…)")
     answer.add_argument("--gateway", metavar="URL", help="the gateway (default 127.0.0.1:8765)")
-    answer.add_argument("--token", help="an answer or admin token (default: MIDTURN_TOKEN)")
+    answer.add_argument(
+        "--token",
+        help="an answer or admin token (default: MIDTURN_ANSWER_TOKEN, MIDTURN_TOKEN); "
+        "visible to other users in `ps`: prefer --token-file or the variables",
+    )
+    answer.add_argument(
+        "--token-file", metavar="FILE", help="read the token, or the whole answer URL, from FILE"
+    )
     answer.set_defaults(run=_run_answer)
 
     demo = commands.add_parser("demo", help="an agent turn that asks you mid-turn")

@@ -14,6 +14,8 @@ from midturn.contract.dialects import detect_dialect
 from . import _payloads as p
 
 SEVEN = ["midturn", "claude", "maka", "omp", "neo", "agentcore", "pi-legacy"]
+LATER = ["gemini", "codex", "copilot", "deepagents", "mcp-elicitation"]
+ALL = SEVEN + LATER
 
 
 def canonical_input(ask: midturn.Ask) -> dict[str, Any]:
@@ -42,16 +44,16 @@ def canonical_input(ask: midturn.Ask) -> dict[str, Any]:
     return data
 
 
-def test_all_seven_dialects_are_registered_in_order() -> None:
-    assert list(DIALECTS) == SEVEN
-    for name in SEVEN:
+def test_every_dialect_is_registered_in_order() -> None:
+    assert list(DIALECTS) == ALL
+    for name in ALL:
         dialect = get_dialect(name)
         assert dialect.name == name
         assert dialect is DIALECTS[name]
 
 
 def test_tool_names_are_each_products_own() -> None:
-    names = {name: get_dialect(name).tool_name for name in SEVEN}
+    names = {name: get_dialect(name).tool_name for name in ALL}
     assert names == {
         "midturn": "ask_user_question",
         "claude": "AskUserQuestion",
@@ -60,6 +62,11 @@ def test_tool_names_are_each_products_own() -> None:
         "neo": "ask_user",
         "agentcore": "ask_user_question",
         "pi-legacy": "askUserQuestion",
+        "gemini": "ask_user",
+        "codex": "request_user_input",
+        "copilot": "ask_questions",
+        "deepagents": "ask_user",
+        "mcp-elicitation": "elicit",
     }
 
 
@@ -68,7 +75,7 @@ def test_an_unknown_dialect_is_a_usage_error_naming_the_known_ones() -> None:
         get_dialect("openai")
     message = str(caught.value)
     assert "'openai'" in message
-    for name in SEVEN:
+    for name in ALL:
         assert repr(name) in message
     with pytest.raises(midturn.UsageError):
         midturn.parse_ask(p.CLAUDE, dialect="Claude")
@@ -133,13 +140,14 @@ def test_each_shape_round_trips_through_the_canonical_form(
     dialect: str, payload: dict[str, Any]
 ) -> None:
     ask = midturn.parse_ask(payload, dialect=dialect)
-    again = midturn.parse_ask(canonical_input(ask), dialect="midturn")
+    limits = get_dialect(dialect).limits  # wider than the canonical defaults for some
+    again = midturn.parse_ask(canonical_input(ask), dialect="midturn", limits=limits)
     assert again.questions == ask.questions
     assert (again.timeout_s, again.on_timeout) == (ask.timeout_s, ask.on_timeout)
     assert again.dialect == "midturn" and ask.dialect == dialect
 
 
-@pytest.mark.parametrize("dialect", SEVEN)
+@pytest.mark.parametrize("dialect", ALL)
 def test_every_dialect_renders_every_outcome(dialect: str) -> None:
     ask = midturn.parse_ask(p.MIDTURN)
     answered = midturn.parse_answer(ask, {"answers": {"db": "SQLite", "name": "billing-api"}})
@@ -174,8 +182,68 @@ def test_auto_leaves_a_malformed_questions_list_to_canonical_validation() -> Non
     assert caught.value.problems[0].path == "questions"
 
 
-@pytest.mark.parametrize("dialect", SEVEN)
+@pytest.mark.parametrize("dialect", ALL)
 def test_a_result_without_answers_reads_as_a_plain_sentence(dialect: str) -> None:
     out = midturn.render(midturn.AskResult(outcome="unavailable"), dialect=dialect)
     assert out.text.startswith("No one is available to answer questions here.")
     assert out.is_error is False
+
+
+@pytest.mark.parametrize(
+    ("expected", "payload"),
+    [(name, payload) for name, payloads in p.BY_DIALECT.items() for payload in payloads],
+)
+def test_every_dialects_sample_payloads_detect_as_that_dialect(
+    expected: str, payload: dict[str, Any]
+) -> None:
+    assert set(p.BY_DIALECT) == set(ALL)
+    assert detect_dialect(payload).name == expected
+    assert midturn.parse_ask(payload, dialect="auto") == midturn.parse_ask(
+        payload, dialect=expected
+    )
+
+
+def test_auto_detection_tie_breaks_of_the_later_dialects() -> None:
+    text_only = {"questions": [{"question": "What name?", "type": "text"}]}
+    assert detect_dialect(text_only).name == "deepagents"  # no header: deep agents
+    headed = {"questions": [{**text_only["questions"][0], "header": "Name"}]}
+    assert detect_dialect(headed).name == "gemini"  # Gemini requires the header
+    yes_no = {"questions": [{"question": "Go?", "type": "yesno"}]}
+    assert detect_dialect(yes_no).name == "gemini"  # only Gemini has yesno
+    codex_like = {
+        "questions": [
+            {"id": "db", "header": "DB", "question": "Which?", "options": [{"label": "A"}]}
+        ]
+    }
+    assert detect_dialect(codex_like).name == "codex"  # ids and headers: Codex's four keys
+    headerless = {"questions": [{**codex_like["questions"][0]}]}
+    del headerless["questions"][0]["header"]
+    assert detect_dialect(headerless).name == "omp"  # ids without headers
+    recommended = {"questions": [{**codex_like["questions"][0], "recommended": 0}]}
+    assert detect_dialect(recommended).name == "omp"  # Codex has no recommended index
+    claude_like = {
+        "questions": [
+            {
+                "header": "DB",
+                "question": "Which?",
+                "multiSelect": False,
+                "options": [{"label": "A"}],
+            }
+        ]
+    }
+    assert detect_dialect(claude_like).name == "claude"
+    flagged = {
+        "questions": [
+            {**claude_like["questions"][0], "options": [{"label": "A", "recommended": True}]}
+        ]
+    }
+    assert detect_dialect(flagged).name == "copilot"  # a recommended flag on an option
+    free = {"questions": [{"header": "Name", "question": "What name?"}]}
+    assert detect_dialect(free).name == "copilot"  # a headed question with no options
+    six = {
+        "questions": [
+            {"header": "Pick", "question": "Which?", "options": [{"label": x} for x in "ABCDEF"]}
+        ]
+    }
+    assert detect_dialect(six).name == "copilot"  # beyond Claude's and AgentCore's 4
+    assert detect_dialect({"requestedSchema": {}}).name == "mcp-elicitation"

@@ -362,3 +362,10 @@ def test_a_huge_option_list_is_refused_by_its_length() -> None:
     assert found == {
         "questions[0].options": "5000 options given; give at most 4: keep the likeliest"
     }
+
+
+def test_a_recommended_digit_that_is_no_number_is_a_problem_not_a_crash() -> None:
+    payload = {"questions": [{"question": "Which one?", "options": ["A", "B"], "recommended": "²"}]}
+    with pytest.raises(midturn.InvalidAsk) as caught:
+        midturn.parse_ask(payload)
+    assert caught.value.problems[0].path == "questions[0].recommended"

@@ -173,3 +173,27 @@ async def test_a_recovered_timeout_whose_expiry_fails_once_is_retried(tmp_path: 
     async with flaky, Runtime(flaky) as runtime:  # opening does not fail on it
         settled = (await within(runtime.wait(interaction.id))).interaction
     assert flaky.failures == 1 and settled.status == "timed_out"
+
+
+async def test_a_start_reads_only_the_pending_deadlines_not_every_pending_interaction(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'restart.db'}"
+    async with open_store(url) as store, Runtime(store) as runtime:
+        soon, _ = await runtime.ask("s1", {**ONE_QUESTION, "timeout_s": 0.2}, tool_call_id="a")
+        later, _ = await runtime.ask("s1", {**ONE_QUESTION, "timeout_s": 3600}, tool_call_id="b")
+
+    async with open_store(url) as store:
+        whole_reads: list[object] = []
+        list_interactions = store.list_interactions
+
+        async def counted(**filters: object) -> list[Interaction]:
+            if filters.get("status") == "pending" and filters.get("session_id") is None:
+                whole_reads.append(filters)
+            return await list_interactions(**filters)  # type: ignore[arg-type]
+
+        store.list_interactions = counted  # type: ignore[method-assign]
+        async with Runtime(store) as runtime:
+            assert whole_reads == []
+            assert (await within(runtime.wait(soon.id))).interaction.status == "timed_out"
+            assert (await runtime.get(later.id)).status == "pending"

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import midturn
 from midturn.tui._render import plain, render_picker, text_width, wrap_runs
 from midturn.tui._state import PickerState
 
@@ -91,3 +92,34 @@ def test_a_height_is_kept_by_folding_and_scrolling(width: int) -> None:
             assert len(lines) <= height, (height, cursor, plain(lines))
             assert "Ctrl-C stop" in plain(lines)
             assert "❯" in plain(lines)  # the current row is always on screen
+
+
+def test_an_options_preview_shows_as_text_under_the_option_at_the_cursor() -> None:
+    mock = "+-----+---------+\n| Nav | Content |\n+-----+---------+"
+    ask = midturn.parse_ask(
+        {
+            "questions": [
+                {
+                    "question": "Which layout should the settings page use?",
+                    "header": "Layout",
+                    "multiSelect": False,
+                    "options": [
+                        {"label": "Sidebar", "description": "Nav on the left", "preview": mock},
+                        {
+                            "label": "Tabs",
+                            "description": "Tabs \x1b[31mon top",
+                            "preview": "\x1b]0;x\x07[tabs]",
+                        },
+                    ],
+                }
+            ]
+        },
+        dialect="claude",
+    )
+    state = PickerState(ask)
+    screen = plain(render_picker(state, 80))
+    assert "| Nav | Content |" in screen and "[tabs]" not in screen
+    state.drafts[0].cursor = 1
+    screen = plain(render_picker(state, 80))
+    assert "| Nav | Content |" not in screen
+    assert "[tabs]" in screen and "\x1b" not in screen and "\x07" not in screen

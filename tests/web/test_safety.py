@@ -214,3 +214,29 @@ def test_bidi_controls_in_model_text_never_reach_the_page(
     page.get_by_role("button", name="Next").click()
     expect(tray.locator(".question")).to_have_text("Why exe.txt?")
     assert _bidi_in_page(page) == []
+
+
+def test_an_options_preview_shows_as_text_beside_the_option(
+    page: Page, gateway: LiveGateway, session: Session, agent: Agent
+) -> None:
+    mock = f"+-----+\n| Nav | {IMG}\n+-----+"
+    agent.ask(
+        {
+            "questions": [
+                {
+                    "id": "layout",
+                    "question": "Which layout?",
+                    "options": [
+                        {"label": "Sidebar", "description": "Nav left", "preview": mock},
+                        {"label": "Tabs", "description": "Tabs on top"},
+                    ],
+                }
+            ]
+        },
+        turn_id="t1",
+    )
+    page.goto(answer_url(gateway, session))
+    tray = page.locator(".tray-ask")
+    expect(tray.locator(".option .preview")).to_have_count(1)
+    assert tray.locator(".option .preview").first.text_content() == mock
+    nothing_ran(page)

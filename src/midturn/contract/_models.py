@@ -85,11 +85,13 @@ HARD_LIMITS = Limits(
 
 class Option(_Frozen):
     """One choice the model offers. `id` is optional; answers may name an option by id,
-    by label (any case) or by 0-based index."""
+    by label (any case) or by 0-based index. `preview` is text shown beside the option
+    (Claude Code's preview: a code or layout mock-up), as given."""
 
     label: str
     description: str | None = None
     id: str | None = None
+    preview: str | None = None
 
 
 class Question(_Frozen):

@@ -10,9 +10,11 @@ from midturn.contract._checks import Checker, checked_id, count_range, kind_of, 
 from midturn.contract._models import Option
 from midturn.contract._normalize import fold, is_escape_label, split_recommended
 
-__all__ = ["read_choice_bounds", "read_options", "read_recommended"]
+__all__ = ["MAX_PREVIEW_CHARS", "read_choice_bounds", "read_options", "read_recommended"]
 
-_OPTION_KEYS = frozenset({"label", "description", "id"})
+_OPTION_KEYS = frozenset({"label", "description", "id", "preview"})
+MAX_PREVIEW_CHARS = 4000
+"""The longest option preview kept: a mock-up, not a document."""
 _READ_AT_MOST = 100
 """Longer option lists are refused by their length alone, without reading each option."""
 _NO_OTHER = 'Do not add an "Other" option: the user can always type their own answer.'
@@ -88,6 +90,7 @@ def read_options(check: Checker, value: Any, path: str) -> tuple[list[Option], l
                 f"{len(description)} characters given; keep it to at most "
                 f"{limits.max_description_chars}",
             )
+        preview = _preview(check, raw.get("preview"), at)
         option_id = checked_id(check, raw.get("id"), at)
         if option_id is not None:
             if option_id in seen_ids:
@@ -99,9 +102,28 @@ def read_options(check: Checker, value: Any, path: str) -> tuple[list[Option], l
             seen_ids[option_id] = index
         if marked:
             suggested.append(len(options))
-        options.append(Option(label=label, description=description, id=option_id))
+        options.append(Option(label=label, description=description, id=option_id, preview=preview))
     _option_count(check, where, len(options), dropped, repeats)
     return options, suggested
+
+
+def _preview(check: Checker, value: Any, at: str) -> str | None:
+    """An option's preview: text kept as given (line breaks and indentation matter in a
+    mock-up), blank read as none, at most `MAX_PREVIEW_CHARS`."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        check.problem(f"{at}.preview", f"{kind_of(value)} given; give the preview as a string")
+        return None
+    if not value.strip():
+        return None
+    if len(value) > MAX_PREVIEW_CHARS:
+        check.problem(
+            f"{at}.preview",
+            f"{len(value)} characters given; keep a preview to at most {MAX_PREVIEW_CHARS}",
+        )
+        return None
+    return value
 
 
 def _option_count(check: Checker, where: str, count: int, dropped: list[str], repeats: int) -> None:
@@ -155,7 +177,7 @@ def _recommended_index(check: Checker, value: Any, options: list[Option], where:
         for index, option in enumerate(options):
             if wanted.casefold() in (option.label.casefold(), (option.id or "").casefold()):
                 return index
-        if wanted.isdigit() and int(wanted) < len(options):
+        if wanted.isascii() and wanted.isdigit() and int(wanted) < len(options):
             return int(wanted)
         labels = ", ".join(repr(option.label) for option in options)
         check.problem(

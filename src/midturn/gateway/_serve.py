@@ -16,7 +16,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +28,14 @@ from midturn.gateway._auth import new_admin_token
 from midturn.gateway._protocol import JsonErrorsH11Protocol
 from midturn.gateway._state import GatewayState, StreamLimits
 from midturn.runtime import Runtime
+from midturn.runtime._retention import Retention
 from midturn.store import open_store
 from midturn.store._paths import DEFAULT_DB_URL, data_dir_for
 
 __all__ = ["DEFAULT_DB_URL", "admin_token_for", "data_dir_for", "run_server", "serve"]
 
 TOKEN_FILE = "admin_token"
+RECORDS_FILE = "pruned-decisions.jsonl"
 
 
 def admin_token_for(data_dir: Path, token: str | None = None) -> tuple[str, bool]:
@@ -55,6 +57,15 @@ def admin_token_for(data_dir: Path, token: str | None = None) -> tuple[str, bool
         file.write(fresh + "\n")
     os.chmod(path, 0o600)
     return fresh, True
+
+
+def _token_origin(data_dir: Path, token: str | None, origin: str | None) -> str:
+    """Where the admin token comes from, for the announcement (never the token)."""
+    if token:
+        return origin or "given with --token"
+    if os.environ.get("MIDTURN_TOKEN"):
+        return "from MIDTURN_TOKEN"
+    return f"in {data_dir / TOKEN_FILE}"
 
 
 _LINE_ENCODER = json.JSONEncoder(ensure_ascii=False)  # one, not one per json.dumps call
@@ -168,19 +179,38 @@ async def run_server(
     install_signal_handlers: bool = True,
     stream_buffer_bytes: int | None = None,
     max_streams_per_token: int | None = None,
+    token_origin: str | None = None,
+    retention: timedelta | None = None,
+    retention_records: Path | None = None,
 ) -> None:
     """Run the gateway until stopped. `on_ready(base_url)` is called once it listens;
     `on_server(server)` hands out the server so a caller can `stop()` it; `log_level` is
     uvicorn's; `access_log` writes one JSON line per request to stderr. The stream bounds
     default to `MIDTURN_STREAM_BUFFER_BYTES` / `MIDTURN_MAX_STREAMS_PER_TOKEN`, else
-    1 MiB and 32 (docs/protocol.md)."""
+    1 MiB and 32 (docs/protocol.md).
+
+    The announcement prints the admin token only when this start generated it; a token
+    the operator supplied (`token`, described by `token_origin`, or `MIDTURN_TOKEN`) or
+    one read back from the data folder is never printed, only where it comes from.
+
+    `retention`: prune settled interactions older than this in the background, their
+    decision records appended first to `retention_records` (default
+    `<data>/pruned-decisions.jsonl`); None keeps everything."""
     if not 0 <= port <= 65535:
         raise UsageError(f"port {port} is out of range; use 0–65535 (0 picks a free port)")
     _configure_logging(access_log)
     limits = StreamLimits.from_env(stream_buffer_bytes, max_streams_per_token)
     admin_token, generated = admin_token_for(data_dir_for(db_url), token)
     mcp_key = _mcp_state_key(data_dir_for(db_url))
-    async with open_store(db_url) as store, Runtime(store) as runtime:
+    origin = _token_origin(data_dir_for(db_url), token, token_origin)
+    records = retention_records or data_dir_for(db_url) / RECORDS_FILE
+    async with contextlib.AsyncExitStack() as stack:
+        store = await stack.enter_async_context(open_store(db_url))
+        # Deadlines are armed while the gateway already listens (docs/runtime.md).
+        runtime = await stack.enter_async_context(Runtime(store, recover_in_background=True))
+        if retention is not None:
+            records.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            await stack.enter_async_context(Retention(store, retention, records=records))
         public = f"http://{host}:{port}"
         app = create_app(
             runtime,
@@ -213,7 +243,10 @@ async def run_server(
                     else ""
                 )
                 say(f"midturn gateway on {base_url}{note}")
-                say(f"web inbox: {base_url}/#token={admin_token}")
+                if generated:  # shown once, at generation; it is in the file from now on
+                    say(f"web inbox: {base_url}/#token={admin_token}")
+                else:
+                    say(f"web inbox: {base_url}/ (sign in with the admin token {origin})")
             if on_ready is not None:
                 on_ready(base_url)
 
@@ -234,9 +267,13 @@ def serve(
     *,
     stream_buffer_bytes: int | None = None,
     max_streams_per_token: int | None = None,
+    token_origin: str | None = None,
+    retention: timedelta | None = None,
+    retention_records: Path | None = None,
 ) -> None:
     """Run the gateway and the web inbox until SIGINT/SIGTERM (blocking). Prints the
-    inbox URL with the admin token once it listens."""
+    inbox URL once it listens, with the admin token only when it was just generated;
+    prunes what settled longer than `retention` ago (see `run_server`)."""
     asyncio.run(
         run_server(
             db_url,
@@ -245,5 +282,8 @@ def serve(
             token,
             stream_buffer_bytes=stream_buffer_bytes,
             max_streams_per_token=max_streams_per_token,
+            token_origin=token_origin,
+            retention=retention,
+            retention_records=retention_records,
         )
     )

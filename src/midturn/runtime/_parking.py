@@ -56,6 +56,8 @@ log = logging.getLogger("midturn.runtime")
 
 SECRETS_KEPT = 10_000
 """How many live results with secret values one process keeps (newest first)."""
+RECOVERY_PAGE = 500
+"""Pending deadlines read per store call on start."""
 RECENT_KEPT = 4096
 """How many interactions parked or settled here are kept to skip a store read."""
 
@@ -107,18 +109,35 @@ class Parking:
         self._own: set[int] = set()  # ids of events appended here, not yet passed
         self._wake = asyncio.Event()
         self._reader: asyncio.Task[None] | None = None
+        self._recovery: asyncio.Task[None] | None = None
 
     # -- lifecycle -------------------------------------------------------------------
 
-    async def open(self) -> None:
+    async def open(self, *, recover_in_background: bool = False) -> None:
         self._cursor = self._newest = await self.store.last_event_id()
         self.store.add_listener(self._heard)
         self._reader = asyncio.create_task(self._read(), name="midturn-runtime-reader")
         self.deadlines.start()
-        await self._recover()
+        if recover_in_background:
+            self._recovery = asyncio.create_task(self._recover_logged(), name="midturn-recover")
+        else:
+            await self._recover()
+
+    async def _recover_logged(self) -> None:
+        try:
+            await self._recover()
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # deadlines not armed stay pending until the next start
+            log.exception("arming the deadlines of pending interactions failed")
 
     async def aclose(self) -> None:
         self.store.remove_listener(self._heard)
+        recovery, self._recovery = self._recovery, None
+        if recovery is not None:
+            recovery.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await recovery
         reader, self._reader = self._reader, None
         if reader is not None:
             reader.cancel()
@@ -137,23 +156,29 @@ class Parking:
         self._waiters.clear()
 
     async def _recover(self) -> None:
-        """Settle what passed its deadline while no runtime ran; schedule the rest."""
+        """Settle what passed its deadline while no runtime ran; schedule the rest. Only
+        ids and deadlines are read (`Store.pending_deadlines`), a page at a time with the
+        event loop free between pages: 100,000 pending interactions cost a narrow query
+        per page and a heap, not 100,000 models; an overdue one is read whole when it is
+        settled."""
         now = utcnow()
-        for interaction in await self.store.list_interactions(status="pending"):
-            if interaction.deadline is None:
-                continue
-            if interaction.deadline <= now:
-                try:
-                    await self._expire_now(interaction)
-                except Exception:  # a transient store error: the timer retries it
-                    delay = self.deadlines.retry(interaction.id)
-                    log.exception(
-                        "timing out interaction %s failed; retrying in %.1f s",
-                        interaction.id,
-                        delay,
-                    )
-            else:
-                self.deadlines.schedule(interaction.id, interaction.deadline)
+        after: str | None = None
+        while page := await self.store.pending_deadlines(after=after, limit=RECOVERY_PAGE):
+            for interaction_id, deadline in page:
+                if deadline <= now:
+                    try:
+                        await self._expire(interaction_id)
+                    except Exception:  # a transient store error: the timer retries it
+                        delay = self.deadlines.retry(interaction_id)
+                        log.exception(
+                            "timing out interaction %s failed; retrying in %.1f s",
+                            interaction_id,
+                            delay,
+                        )
+                else:
+                    self.deadlines.schedule(interaction_id, deadline)
+            after = page[-1][0]
+            await asyncio.sleep(0)  # let requests in between pages
 
     # -- parking ---------------------------------------------------------------------
 

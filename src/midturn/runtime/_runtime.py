@@ -109,6 +109,10 @@ class Runtime:
     - `limits` bounds every ask (docs/contract.md#the-canonical-ask), every answer's typed text and
       the schema `tool_spec()` shows the model; None uses each dialect's own.
     - `clock` gives the wall-clock time in seconds (for deadlines); tests may replace it.
+    - `recover_in_background=True` returns from `open()` before the deadlines of pending
+      interactions are armed (and the overdue ones settled): that runs in a task, a page
+      at a time, so a gateway listens at once however many are pending (`midturn
+      serve` uses it). By default `open()` returns once they are armed.
 
     The runtime opens the store if needed and never closes it: whoever made the store
     closes it. Closing the runtime leaves pending interactions pending (they survive a
@@ -123,6 +127,7 @@ class Runtime:
         interactive: bool = True,
         permission_timeout_s: float | None = 300.0,
         clock: Callable[[], float] = time.time,
+        recover_in_background: bool = False,
     ) -> None:
         if permission_timeout_s is not None and not 0 < permission_timeout_s <= MAX_TIMEOUT_S:
             raise UsageError(
@@ -134,6 +139,7 @@ class Runtime:
         self.interactive = interactive
         self.permission_timeout_s = permission_timeout_s
         self._parking = Parking(store, clock=clock)
+        self._recover_in_background = recover_in_background
         self._state = "new"
 
     async def __aenter__(self) -> Self:
@@ -150,14 +156,15 @@ class Runtime:
 
     async def open(self) -> None:
         """Start: settle interactions whose deadline passed while no runtime ran, and
-        schedule the others. Idempotent."""
+        schedule the others (in the background with `recover_in_background`).
+        Idempotent."""
         if self._state == "open":
             return
         if self._state == "closed":
             raise UsageError("this runtime was closed; make a new Runtime")
         await self.store.open()
         self._state = "open"
-        await self._parking.open()
+        await self._parking.open(recover_in_background=self._recover_in_background)
 
     async def aclose(self) -> None:
         """Stop timers and wake nobody; pending interactions stay pending. Idempotent."""

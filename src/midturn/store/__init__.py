@@ -17,7 +17,14 @@ from midturn.contract._interactions import (
     PermissionDecision,
 )
 from midturn.contract._models import AskResult
-from midturn.store._base import EventListener, QueuedEvents, SessionRecord, Settle, Store
+from midturn.store._base import (
+    EventListener,
+    Pruned,
+    QueuedEvents,
+    SessionRecord,
+    Settle,
+    Store,
+)
 from midturn.store._schemes import (
     ENTRY_POINT_GROUP,
     StoreFactory,
@@ -38,6 +45,7 @@ __all__ = [
     "InteractionStatus",
     "NewEvent",
     "PermissionDecision",
+    "Pruned",
     "QueuedEvents",
     "SessionRecord",
     "Settle",

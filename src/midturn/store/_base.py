@@ -36,7 +36,7 @@ from midturn.contract._interactions import (
 from midturn.contract._models import AskResult
 from midturn.errors import UsageError
 
-__all__ = ["EventListener", "QueuedEvents", "SessionRecord", "Settle", "Store"]
+__all__ = ["EventListener", "Pruned", "QueuedEvents", "SessionRecord", "Settle", "Store"]
 
 EventListener = Callable[[int], None]
 QueuedEvents = Callable[[int, bool], Sequence[NewEvent]]
@@ -67,6 +67,15 @@ class Settle(BaseModel):
     interaction: Interaction
     won: bool
     events: tuple[Event, ...] = ()
+
+
+class Pruned(BaseModel):
+    """What one `Store.prune` deleted: how many interactions, how many events."""
+
+    model_config = ConfigDict(frozen=True)
+
+    interactions: int = 0
+    events: int = 0
 
 
 class Store(abc.ABC):
@@ -256,6 +265,24 @@ class Store(abc.ABC):
     async def turn_ended(self, session_id: str, turn_id: str) -> bool:
         """Whether `end_turn` was recorded for the turn."""
 
+    async def pending_deadlines(
+        self, *, after: str | None = None, limit: int = 5000
+    ) -> list[tuple[str, datetime]]:
+        """`(id, deadline)` of up to `limit` pending interactions that have a deadline,
+        soonest first (ties by id), starting after the pending interaction `after` (the
+        last id of the previous page), for a runtime to arm its timers on start, a page
+        at a time, the most urgent first.
+
+        This version reads every pending interaction whole; the SQL backends override it
+        with an indexed query that returns only the two values, so a start with 100,000
+        pending builds no model (docs/storage.md). The SQL backends order by the
+        deadline's ISO text, which may misorder two deadlines within one second."""
+        pending = await self.list_interactions(status="pending")
+        timed = sorted((item.deadline, item.id) for item in pending if item.deadline is not None)
+        ids = [key for _, key in timed]
+        start = ids.index(after) + 1 if after in ids else 0
+        return [(key, deadline) for deadline, key in timed[start : start + max(limit, 1)]]
+
     # -- events ----------------------------------------------------------------------
 
     @abc.abstractmethod
@@ -282,3 +309,25 @@ class Store(abc.ABC):
         if count < 0:
             raise UsageError(f"count must be 0 or more (got {count})")
         return max(0, await self.last_event_id() - count)
+
+    # -- retention -------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def prunable(self, settled_before: datetime, *, limit: int = 1000) -> list[Interaction]:
+        """Up to `limit` settled interactions whose `settled_at` is before
+        `settled_before`, oldest first (creation order). Never a pending one."""
+
+    @abc.abstractmethod
+    async def count_prunable(self, settled_before: datetime) -> int:
+        """How many interactions `prunable(settled_before)` would give without a limit."""
+
+    @abc.abstractmethod
+    async def prune(self, interaction_ids: Sequence[str]) -> Pruned:
+        """Delete these interactions, in one transaction, with their events, when they are
+        settled (a pending interaction or an unknown id is left as it is). Also deleted:
+        the turn events (`turn_waiting`, `turn_resumed`) of their turns that are older
+        than every event left of the turn's interactions — all of them when none is left.
+
+        The newest event of the log is never deleted, so `last_event_id()` never goes
+        back; ids are never reused. A reader resuming after an id gets the events kept
+        after it (docs/storage.md, "Retention")."""

@@ -43,6 +43,7 @@ __all__ = [
     "load_interaction",
     "load_session",
     "new_event",
+    "parse_time",
     "settled_copy",
     "sort_key_time",
     "unknown_cursor",
@@ -159,6 +160,11 @@ def settled_copy(
 def as_utc(moment: datetime) -> datetime:
     """`moment` comparable with any other: a naive datetime is taken to be UTC."""
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def parse_time(text: str) -> datetime:
+    """A datetime as the JSON bodies hold it (ISO 8601, `Z` for UTC), timezone-aware."""
+    return as_utc(datetime.fromisoformat(text))
 
 
 def sort_key_time(moment: datetime) -> str:

@@ -28,7 +28,7 @@ from midturn.contract._interactions import (
 )
 from midturn.contract._models import AskResult
 from midturn.errors import NotFound, UsageError
-from midturn.store._base import QueuedEvents, SessionRecord, Settle, Store
+from midturn.store._base import Pruned, QueuedEvents, SessionRecord, Settle, Store
 from midturn.store._codec import (
     NOT_OPEN,
     as_utc,
@@ -64,9 +64,9 @@ class MemoryStore(Store):
         self._by_session: dict[str, dict[str, None]] = {}
         self._pending: dict[str, dict[str, None]] = {}
         self._all_pending: dict[str, None] = {}
-        self._events: list[Event] = []
-        # Per session, the positions of its events in `_events` (ascending).
-        self._event_positions: dict[str, list[int]] = {}
+        self._events: list[Event] = []  # ascending ids; pruning leaves gaps
+        self._session_events: dict[str, list[Event]] = {}
+        self._last_event_id = 0
         self._ended: dict[tuple[str, str], tuple[str, datetime]] = {}
 
     # -- lifecycle -------------------------------------------------------------------
@@ -326,10 +326,10 @@ class MemoryStore(Store):
             return ()
         appended = []
         for new in events:
-            position = len(self._events)
-            event = event_from(new, position + 1)
+            self._last_event_id += 1
+            event = event_from(new, self._last_event_id)
             self._events.append(event)
-            self._event_positions.setdefault(event.session_id, []).append(position)
+            self._session_events.setdefault(event.session_id, []).append(event)
             appended.append(event)
         self.notify_listeners(appended[-1].id)
         return tuple(appended)
@@ -344,24 +344,88 @@ class MemoryStore(Store):
     ) -> list[Event]:
         self._check_open()
         check_limit(limit)
-        start = max(after_id, 0)  # event id n sits at position n - 1
-        if session_id is None:
-            return self._events[start : start + limit]
-        positions = self._event_positions.get(session_id, [])
-        first = bisect_right(positions, start - 1)
-        return [self._events[position] for position in positions[first : first + limit]]
+        events = self._events if session_id is None else self._session_events.get(session_id, [])
+        first = bisect_right(events, after_id, key=_event_id)
+        return events[first : first + limit]
 
     async def last_event_id(self) -> int:
         self._check_open()
-        return len(self._events)
+        return self._last_event_id
 
     async def tail_start(self, count: int, *, session_id: str | None = None) -> int:
         self._check_open()
         if count < 0:
             raise UsageError(f"count must be 0 or more (got {count})")
-        if session_id is None:
-            return max(0, len(self._events) - count)
-        positions = self._event_positions.get(session_id, [])
-        if len(positions) <= count:
+        events = self._events if session_id is None else self._session_events.get(session_id, [])
+        if len(events) <= count:
             return 0
-        return self._events[positions[-count - 1]].id
+        return events[-count - 1].id
+
+    # -- retention -------------------------------------------------------------------
+
+    def _settled_before(self, settled_before: datetime) -> list[Interaction]:
+        cutoff = as_utc(settled_before)
+        found = [
+            item
+            for item in self._by_id.values()
+            if not item.pending and item.settled_at is not None and as_utc(item.settled_at) < cutoff
+        ]
+        found.sort(key=lambda item: as_utc(item.created_at))
+        return found
+
+    async def prunable(self, settled_before: datetime, *, limit: int = 1000) -> list[Interaction]:
+        self._check_open()
+        check_limit(limit)
+        return self._settled_before(settled_before)[:limit]
+
+    async def count_prunable(self, settled_before: datetime) -> int:
+        self._check_open()
+        return len(self._settled_before(settled_before))
+
+    async def prune(self, interaction_ids: Sequence[str]) -> Pruned:
+        self._check_open()
+        gone: set[str] = set()
+        turns: set[tuple[str, str]] = set()
+        for interaction_id in interaction_ids:
+            item = self._by_id.get(interaction_id)
+            if item is None or item.pending:
+                continue
+            gone.add(item.id)
+            turns.add((item.session_id, item.turn_id))
+            del self._by_id[item.id]
+            if item.tool_call_id is not None:
+                self._by_tool_call.pop((item.session_id, item.tool_call_id), None)
+            ids = self._by_session.get(item.session_id, {})
+            ids.pop(item.id, None)
+            if not ids:
+                self._by_session.pop(item.session_id, None)
+        if not gone:
+            return Pruned()
+        # The first event left of each touched turn's interactions: turn events before
+        # it (or all of them, when none is left) go.
+        kept_from = {turn: self._last_event_id + 1 for turn in turns}
+        for event in self._events:
+            turn = (event.session_id, event.turn_id)
+            kept = event.interaction_id is not None and event.interaction_id not in gone
+            if kept and turn in kept_from and event.id < kept_from[turn]:
+                kept_from[turn] = event.id
+        newest = self._last_event_id
+
+        def pruned(event: Event) -> bool:
+            if event.id == newest:
+                return False
+            if event.interaction_id is not None:
+                return event.interaction_id in gone
+            turn = (event.session_id, event.turn_id)
+            return turn in kept_from and event.id < kept_from[turn]
+
+        before = len(self._events)
+        self._events = [event for event in self._events if not pruned(event)]
+        self._session_events = {}
+        for event in self._events:
+            self._session_events.setdefault(event.session_id, []).append(event)
+        return Pruned(interactions=len(gone), events=before - len(self._events))
+
+
+def _event_id(event: Event) -> int:
+    return event.id

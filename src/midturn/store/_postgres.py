@@ -60,7 +60,7 @@ from midturn.contract._interactions import (
 )
 from midturn.contract._models import AskResult
 from midturn.errors import NotFound, UsageError
-from midturn.store._base import QueuedEvents, SessionRecord, Settle, Store
+from midturn.store._base import Pruned, QueuedEvents, SessionRecord, Settle, Store
 from midturn.store._codec import (
     NOT_OPEN,
     check_limit,
@@ -72,6 +72,7 @@ from midturn.store._codec import (
     load_event,
     load_interaction,
     load_session,
+    parse_time,
     settled_copy,
     sort_key_time,
     unknown_cursor,
@@ -484,7 +485,8 @@ class PostgresStore(Store):
         if not won:
             # Another settle committed first (the UPDATE waited for it): read its row.
             now = await self.get_interaction(interaction_id)
-            assert now is not None  # interactions are never deleted
+            if now is None:  # settled long ago, and pruned since
+                raise NotFound(f"no interaction with id {interaction_id!r} in this store")
             return Settle(interaction=now, won=False)
         return Settle(interaction=settled, won=True, events=appended)
 
@@ -561,6 +563,22 @@ class PostgresStore(Store):
         )
         return found is not None
 
+    async def pending_deadlines(
+        self, *, after: str | None = None, limit: int = 5000
+    ) -> list[tuple[str, datetime]]:
+        # Only the id and the deadline, soonest first, a range of the partial index of
+        # pending deadlines (migration 5) per page: no body is parsed into a model.
+        check_limit(limit)
+        pool = self._db()
+        cursor = None
+        if after is not None and not _unstorable(after):
+            cursor = await pool.fetchval(_DEADLINE_OF, after)
+        if cursor is None:
+            rows = await pool.fetch(_DEADLINES_FIRST, limit)
+        else:
+            rows = await pool.fetch(_DEADLINES_AFTER, limit, cursor, after)
+        return [(row["id"], parse_time(row["deadline"])) for row in rows]
+
     # -- events ----------------------------------------------------------------------
 
     async def append_events(self, events: Sequence[NewEvent]) -> tuple[Event, ...]:
@@ -609,6 +627,73 @@ class PostgresStore(Store):
     @staticmethod
     async def _last_id(connection: Any) -> int:
         return int(await connection.fetchval("SELECT coalesce(max(id), 0) FROM midturn_events"))
+
+    # -- retention -------------------------------------------------------------------
+
+    async def prunable(self, settled_before: datetime, *, limit: int = 1000) -> list[Interaction]:
+        check_limit(limit)
+        cutoff = sort_key_time(settled_before)
+        rows = await self._db().fetch(
+            f"SELECT body{_PRUNABLE} ORDER BY created_at, seq LIMIT $2", cutoff, limit
+        )
+        return [load_interaction(row["body"]) for row in rows]
+
+    async def count_prunable(self, settled_before: datetime) -> int:
+        cutoff = sort_key_time(settled_before)
+        return int(await self._db().fetchval(f"SELECT count(*){_PRUNABLE}", cutoff))
+
+    async def prune(self, interaction_ids: Sequence[str]) -> Pruned:
+        pool = self._db()
+        wanted = [value for value in dict.fromkeys(interaction_ids) if not _unstorable(value)]
+        if not wanted:
+            return Pruned()
+        async with pool.acquire() as connection, connection.transaction():
+            gone = await connection.fetch(_PRUNE_INTERACTIONS, wanted)
+            if not gone:
+                return Pruned()
+            status = await connection.execute(_PRUNE_EVENTS, [row["id"] for row in gone])
+            turns = sorted({(row["session_id"], row["turn_id"]) for row in gone})
+            turn_status = await connection.execute(
+                _PRUNE_TURN_EVENTS, [turn[0] for turn in turns], [turn[1] for turn in turns]
+            )
+        events = int(status.rsplit(" ", 1)[-1]) + int(turn_status.rsplit(" ", 1)[-1])
+        return Pruned(interactions=len(gone), events=events)
+
+
+# Start-up (Store.pending_deadlines): ranges of the partial index of pending deadlines.
+_DEADLINE = """(substring(body from '"deadline":"([^"]+)"'))"""  # migration 5's expression
+_DEADLINE_OF = f"SELECT {_DEADLINE} FROM midturn_interactions WHERE id = $1"
+_DEADLINES = (
+    f"SELECT id, {_DEADLINE} AS deadline FROM midturn_interactions WHERE status = 'pending'"
+)
+_DEADLINES_FIRST = f"{_DEADLINES} AND {_DEADLINE} IS NOT NULL ORDER BY {_DEADLINE}, id LIMIT $1"
+_DEADLINES_AFTER = (
+    f"{_DEADLINES} AND ({_DEADLINE}, id) > ($2, $3) ORDER BY {_DEADLINE}, id LIMIT $1"
+)
+
+# Retention (docs/storage.md): settled before the cutoff implies created before it, so the
+# time index bounds the scan to what is prunable plus the old pending rows.
+_PRUNABLE = (
+    " FROM midturn_interactions WHERE created_at < $1 AND status <> 'pending' AND settled_at < $1"
+)
+_PRUNE_INTERACTIONS = """
+DELETE FROM midturn_interactions WHERE id = ANY($1::text[]) AND status <> 'pending'
+RETURNING id, session_id, turn_id
+"""
+_NOT_NEWEST = "id < (SELECT max(id) FROM midturn_events)"
+_PRUNE_EVENTS = f"""
+DELETE FROM midturn_events WHERE interaction_id = ANY($1::text[]) AND {_NOT_NEWEST}
+"""
+# A turn event goes when it is older than every event left of its turn's interactions.
+_PRUNE_TURN_EVENTS = f"""
+DELETE FROM midturn_events AS e
+USING unnest($1::text[], $2::text[]) AS t (session_id, turn_id)
+WHERE e.session_id = t.session_id AND e.turn_id = t.turn_id AND e.interaction_id IS NULL
+  AND e.{_NOT_NEWEST}
+  AND e.id < coalesce((SELECT min(k.id) FROM midturn_events AS k
+                       WHERE k.session_id = t.session_id AND k.turn_id = t.turn_id
+                         AND k.interaction_id IS NOT NULL), 9223372036854775807)
+"""
 
 
 def _unstorable(*identifiers: str | None) -> bool:

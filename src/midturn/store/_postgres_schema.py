@@ -116,6 +116,18 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         3,
+        "an index of events by interaction, for retention",
+        (
+            # Pruning a settled interaction deletes its events by interaction id (the
+            # SQLite schema has had this index from its first migration).
+            """
+            CREATE INDEX IF NOT EXISTS midturn_events_by_interaction
+                ON midturn_events (interaction_id)
+            """,
+        ),
+    ),
+    Migration(
+        4,
         "pending counts per session, and partial indexes of the pending by session and turn",
         (
             # A session's queue position is its number of pending interactions: kept in
@@ -183,6 +195,24 @@ MIGRATIONS: tuple[Migration, ...] = (
             """
             CREATE INDEX midturn_interactions_pending_by_session
                 ON midturn_interactions (session_id, created_at, seq) WHERE status = 'pending'
+            """,
+        ),
+    ),
+    Migration(
+        5,
+        "a partial index of pending interactions by deadline",
+        (
+            # A start arms the deadlines of pending interactions soonest first, a page at
+            # a time, reading only the id and the deadline (`pending_deadlines`). The
+            # deadline is cut out of the body's text, not parsed as JSON: PostgreSQL's
+            # JSON functions refuse a body holding an escaped NUL (\u0000), which an
+            # answer may. The body is compact JSON whose top-level `deadline` comes
+            # before any nested object, so the first `"deadline":"…"` is that one.
+            """
+            CREATE INDEX IF NOT EXISTS midturn_interactions_pending_deadline
+                ON midturn_interactions
+                ((substring(body from '"deadline":"([^"]+)"')), id)
+                WHERE status = 'pending'
             """,
         ),
     ),

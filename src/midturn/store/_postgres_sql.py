@@ -109,7 +109,7 @@ _TURN_IDLE = """NOT EXISTS (
 
 # A session's queue before a park, read under the session's lock: the interaction its
 # tool call ($3, may be null) already made, the number pending (the queue position) and
-# whether one of them belongs to the turn ($2). Each an index probe (migration 2).
+# whether one of them belongs to the turn ($2). Each an index probe (migration 4).
 QUEUE = """
 SELECT
     (SELECT body FROM midturn_interactions WHERE session_id = $1 AND tool_call_id = $3)

@@ -42,7 +42,7 @@ from midturn.contract._interactions import (
 )
 from midturn.contract._models import AskResult
 from midturn.errors import NotFound, UsageError
-from midturn.store._base import QueuedEvents, SessionRecord, Settle, Store
+from midturn.store._base import Pruned, QueuedEvents, SessionRecord, Settle, Store
 from midturn.store._codec import (
     NOT_OPEN,
     check_limit,
@@ -54,6 +54,7 @@ from midturn.store._codec import (
     load_event,
     load_interaction,
     load_session,
+    parse_time,
     settled_copy,
     sort_key_time,
     unknown_cursor,
@@ -89,7 +90,7 @@ _SETTLE = (
 )
 _BY_ID = "SELECT body FROM midturn_interactions WHERE id = ?"
 _BY_TOOL_CALL = "SELECT body FROM midturn_interactions WHERE session_id = ? AND tool_call_id = ?"
-# The queue position from the session's pending count (migration 3), whether the turn
+# The queue position from the session's pending count (migration 4), whether the turn
 # waits from one probe of the partial index of pending interactions (migration 2).
 _QUEUE = (
     "SELECT coalesce((SELECT pending FROM midturn_queues WHERE session_id = ?1), 0),"
@@ -105,6 +106,33 @@ _TURN_ENDED = "SELECT 1 FROM midturn_turns_ended WHERE session_id = ? AND turn_i
 _TURN_PENDING = (
     "SELECT 1 FROM midturn_interactions"
     " WHERE session_id = ? AND turn_id = ? AND status = 'pending' LIMIT 1"
+)
+# Retention (docs/storage.md): settled before the cutoff implies created before it, so
+# the time index bounds the scan to what is prunable plus the old pending rows.
+_PRUNABLE = (
+    " FROM midturn_interactions WHERE created_at < ? AND status != 'pending' AND settled_at < ?"
+)
+_PRUNE_ROW = "SELECT session_id, turn_id, status FROM midturn_interactions WHERE id = ?"
+_NOT_NEWEST = "id < (SELECT max(id) FROM midturn_events)"
+_PRUNE_EVENTS = f"DELETE FROM midturn_events WHERE interaction_id = ? AND {_NOT_NEWEST}"
+_PRUNE_TURN_EVENTS = f"""
+DELETE FROM midturn_events
+WHERE session_id = ?1 AND turn_id = ?2 AND interaction_id IS NULL AND {_NOT_NEWEST}
+  AND id < coalesce((SELECT min(id) FROM midturn_events WHERE session_id = ?1
+                     AND turn_id = ?2 AND interaction_id IS NOT NULL), 9223372036854775807)
+"""
+
+# Start-up (Store.pending_deadlines): ranges of the partial index of pending deadlines.
+_DEADLINE = "json_extract(body, '$.deadline')"
+_DEADLINE_OF = f"SELECT {_DEADLINE} FROM midturn_interactions WHERE id = ?"
+_DEADLINES = (
+    f"SELECT id, {_DEADLINE} FROM midturn_interactions"
+    " INDEXED BY midturn_interactions_pending_deadline WHERE status = 'pending'"
+)
+_DEADLINES_FIRST = f"{_DEADLINES} AND {_DEADLINE} IS NOT NULL ORDER BY {_DEADLINE}, id LIMIT ?"
+_DEADLINES_AFTER = (
+    f"{_DEADLINES} AND {_DEADLINE} >= ?1 AND ({_DEADLINE} > ?1 OR id > ?2)"
+    f" ORDER BY {_DEADLINE}, id LIMIT ?3"
 )
 
 
@@ -438,6 +466,25 @@ class SqliteStore(Store):
 
         return await self._run(ended)
 
+    async def pending_deadlines(
+        self, *, after: str | None = None, limit: int = 5000
+    ) -> list[tuple[str, datetime]]:
+        # Only the id and the deadline, soonest first, a range of the partial index of
+        # pending deadlines (migration 5) per page: no body is parsed into a model.
+        check_limit(limit)
+
+        def select(db: Db) -> list[tuple[str, datetime]]:
+            cursor = None
+            if after is not None:
+                cursor = db.execute(_DEADLINE_OF, (after,)).fetchone()
+            if cursor is None or cursor[0] is None:
+                rows = db.execute(_DEADLINES_FIRST, (limit,))
+            else:
+                rows = db.execute(_DEADLINES_AFTER, (cursor[0], after, limit))
+            return [(key, parse_time(text)) for key, text in rows]
+
+        return await self._run(select)
+
     # -- events ----------------------------------------------------------------------
 
     async def append_events(self, events: Sequence[NewEvent]) -> tuple[Event, ...]:
@@ -487,6 +534,47 @@ class SqliteStore(Store):
             return 0 if row is None else int(row[0])
 
         return await self._run(find)
+
+    # -- retention -------------------------------------------------------------------
+
+    async def prunable(self, settled_before: datetime, *, limit: int = 1000) -> list[Interaction]:
+        check_limit(limit)
+        cutoff = sort_key_time(settled_before)
+        sql = f"SELECT body{_PRUNABLE} ORDER BY created_at, seq LIMIT ?"
+
+        def select(db: Db) -> list[Interaction]:
+            rows = db.execute(sql, (cutoff, cutoff, limit))
+            return [load_interaction(body) for (body,) in rows]
+
+        return await self._run(select)
+
+    async def count_prunable(self, settled_before: datetime) -> int:
+        cutoff = sort_key_time(settled_before)
+
+        def count(db: Db) -> int:
+            return int(db.execute(f"SELECT count(*){_PRUNABLE}", (cutoff, cutoff)).fetchone()[0])
+
+        return await self._run(count)
+
+    async def prune(self, interaction_ids: Sequence[str]) -> Pruned:
+        wanted = list(dict.fromkeys(interaction_ids))
+
+        def prune(db: Db) -> tuple[Pruned, tuple[Event, ...]]:
+            gone = events = 0
+            turns: set[tuple[str, str]] = set()
+            for interaction_id in wanted:
+                row = db.execute(_PRUNE_ROW, (interaction_id,)).fetchone()
+                if row is None or row[2] == "pending":
+                    continue
+                db.execute("DELETE FROM midturn_interactions WHERE id = ?", (interaction_id,))
+                events += db.execute(_PRUNE_EVENTS, (interaction_id,)).rowcount
+                gone += 1
+                turns.add((row[0], row[1]))
+            for turn in sorted(turns):
+                events += db.execute(_PRUNE_TURN_EVENTS, turn).rowcount
+            return Pruned(interactions=gone, events=events), ()
+
+        return await self._write(prune)
 
 
 # -- on the store's thread -------------------------------------------------------------

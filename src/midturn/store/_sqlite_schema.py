@@ -171,4 +171,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        5,
+        "a partial index of pending interactions by deadline",
+        (
+            # A start arms the deadlines of pending interactions soonest first, a page at
+            # a time, reading only the id and the deadline (`pending_deadlines`).
+            """
+            CREATE INDEX midturn_interactions_pending_deadline
+                ON midturn_interactions (json_extract(body, '$.deadline'), id)
+                WHERE status = 'pending'
+            """,
+        ),
+    ),
 )

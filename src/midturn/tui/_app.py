@@ -38,6 +38,7 @@ STYLE = Style.from_dict(
         "number": "ansibrightblack",
         "box": "ansicyan",
         "description": "ansibrightblack",
+        "preview": "ansicyan",
         "recommended": "ansigreen",
         "typed": "ansiyellow",
         "caret": "ansicyan",

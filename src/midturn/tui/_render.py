@@ -174,8 +174,8 @@ def _option_rows(state: PickerState, width: int, *, compact: bool = False) -> li
             if question.recommended == row:
                 runs.append(("class:recommended", " (recommended)"))
             lines.extend(block(prefix, runs, width))
+            indent = sum(text_width(text) for _, text in prefix)
             if option.description and (here or not compact):
-                indent = sum(text_width(text) for _, text in prefix)
                 lines.extend(
                     block(
                         [("", " " * indent)],
@@ -183,6 +183,9 @@ def _option_rows(state: PickerState, width: int, *, compact: bool = False) -> li
                         width,
                     )
                 )
+            if option.preview and here:  # a mock-up: shown for the option under the cursor
+                preview: list[Fragment] = [("class:preview", sanitize(option.preview))]
+                lines.extend(block([("", " " * indent)], preview, width))
         elif kind == "other":
             # a secret choice (pi-legacy's secret select): its typed answer is a secret too
             secret = question.secret

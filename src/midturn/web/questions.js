@@ -174,6 +174,7 @@ export class QuestionTray {
         h("span", { class: "label", text: option.label }),
         recommended ? h("span", { class: "badge", text: "Recommended" }) : null,
         option.description ? h("span", { id: descId, class: "desc", text: option.description }) : null,
+        option.preview ? h("pre", { class: "preview", text: option.preview }) : null,
       ),
     );
   }

@@ -19,6 +19,11 @@ from midturn.contract._registry import Registry
 from midturn.contract.dialects._agentcore import AgentCoreDialect
 from midturn.contract.dialects._base import Dialect
 from midturn.contract.dialects._claude import ClaudeDialect
+from midturn.contract.dialects._codex import CodexDialect
+from midturn.contract.dialects._copilot import CopilotDialect
+from midturn.contract.dialects._deepagents import DeepAgentsDialect
+from midturn.contract.dialects._elicitation import ElicitationDialect, elicit_result
+from midturn.contract.dialects._gemini import GeminiDialect
 from midturn.contract.dialects._maka import MakaDialect
 from midturn.contract.dialects._midturn import MidturnDialect
 from midturn.contract.dialects._neo import NeoDialect
@@ -31,6 +36,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "Dialect",
     "detect_dialect",
+    "elicit_result",
     "get_dialect",
     "load_dialect_entry_points",
     "register_dialect",
@@ -100,12 +106,18 @@ for _shipped in (
     NeoDialect(),
     AgentCoreDialect(),
     PiLegacyDialect(),
+    GeminiDialect(),
+    CodexDialect(),
+    CopilotDialect(),
+    DeepAgentsDialect(),
+    ElicitationDialect(),
 ):
     _REGISTRY.ship(_shipped.name, _shipped)
 
 DIALECTS: Mapping[str, Dialect] = _REGISTRY.view()
 """Every dialect by name, read-only and always current: midturn's own in the order of
-docs/dialects.md, then those registered in code or by entry point, in registration order."""
+docs/dialects.md (the first seven, then the later ones), then those registered in code
+or by entry point, in registration order."""
 
 _CANONICAL_SHAPE = (
     '{"questions": [{"question": "...", "header": "...", "options": [{"label": "...", '

@@ -1,19 +1,33 @@
-"""The `claude` dialect: Claude Code's `AskUserQuestion` (docs/dialects.md).
+"""The `claude` dialect: Claude Code's `AskUserQuestion` (docs/dialects.md), as of Claude Code 2.x.
 
-Input: `{questions[1–4]{question, header ≤12, options[2–4]{label, description},
-multiSelect}}`. Result: `{questions, answers: {<question text>: <answer>}}` with several
-choices joined by ", ", and the text
+Input: `{questions[1–4]{question, header ≤12, options[2–4]{label, description, preview?},
+multiSelect}}`. An option's `preview` (a code or layout mock-up) is kept on the option and
+shown beside it as text. The `answers`, `annotations` and `metadata` Claude Code's own
+permission component fills in are not the model's, and are dropped.
+
+Result: `{questions, answers: {<full question text>: <answer>}, annotations?: {<question
+text>: {notes?, unanswered?: skipped | replied_in_chat | dismissed}}, response?}` with
+several choices joined by ", ", and the text
 
     User has answered your questions: "Q"="A", "Q2"="A2". You can now continue with the
     user's answers in mind.
 
-Answers are keyed by the question's text, never by an index: the model then reads each
-answer beside its own question.
+Answers are keyed by the question's full text, never by an index: the model then reads
+each answer beside its own question.
 
 Choices made here for what the product's contract leaves open:
 
-- A skipped question is left out of `answers`; the text names it after the answered
-  pairs ("The user skipped "Q2"; ...") so the model does not read a blank.
+- Text typed beside a chosen option is that question's `notes` annotation (the answer is
+  the option), and the text shows it: `"Q"="A" (the user noted: "...")`. Text typed
+  instead of an option is the answer itself.
+- A question left unanswered is out of `answers` and annotated with why: `skipped` (also
+  for one that timed out or had no one to answer), `replied_in_chat` when the user wrote
+  a chat message instead (that message is `response`), `dismissed` when the ask was
+  cancelled. The text names skipped questions after the answered pairs ("The user skipped
+  "Q2"; ...") so the model does not read a blank.
+- An empty answer never reads as consent: a question answered with no option selected
+  reads `"Q"=(none of the options: the user selected nothing)`, and a result with no
+  answer at all never says "User has answered your questions".
 - `questions` echoes each question's text and header: the result does not carry the
   options, so they are not repeated.
 - Every other outcome (all skipped, timed out, unavailable, redirected, cancelled) reads
@@ -24,8 +38,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from midturn.contract._models import AskResult, Limits, ToolOutput
-from midturn.contract._render import canonical_text
+from midturn.contract._models import AskResult, Limits, QuestionAnswer, ToolOutput
+from midturn.contract._options import MAX_PREVIEW_CHARS
+from midturn.contract._render import canonical_text, quote
 from midturn.contract.dialects._base import Dialect
 from midturn.contract.dialects._schema import (
     EXCLUSIVE_OPTIONS,
@@ -72,12 +87,41 @@ _SHAPE = (
     '{"questions": [{"question", "header", "options": [{"label", "description"}], "multiSelect"}]}'
 )
 _FOREIGN = CANONICAL_QUESTION_KEYS | {"id", "multi", "recommended"}
+_FILLED_IN = ("answers", "annotations", "metadata")
+_NOTHING = "(none of the options: the user selected nothing)"
+_WHY = {"cancelled": "dismissed"}
 
 
-def _pairs(result: AskResult) -> str:
-    return ", ".join(
-        f'"{a.question}"="{a.answer}"' for a in result.answers if a.status == "answered"
-    )
+def _noted(answer: QuestionAnswer) -> bool:
+    """Whether the user typed text beside a chosen option: a note, not the answer."""
+    return bool(answer.selected) and answer.text is not None and not answer.is_secret
+
+
+def _answer(answer: QuestionAnswer) -> str:
+    if _noted(answer):
+        return ", ".join(answer.selected)
+    return answer.answer or ""
+
+
+def _pair(answer: QuestionAnswer) -> str:
+    shown = _answer(answer)
+    pair = f'"{answer.question}"="{shown}"' if shown else f'"{answer.question}"={_NOTHING}'
+    if _noted(answer) and answer.text is not None:
+        pair += f" (the user noted: {quote(answer.text)})"
+    return pair
+
+
+def _annotations(result: AskResult) -> dict[str, dict[str, str]]:
+    notes: dict[str, dict[str, str]] = {}
+    for answer in result.answers:
+        if answer.status == "answered":
+            if _noted(answer) and answer.text is not None:
+                notes[answer.question] = {"notes": answer.text}
+        elif result.outcome == "redirected":
+            notes[answer.question] = {"unanswered": "replied_in_chat"}
+        else:
+            notes[answer.question] = {"unanswered": _WHY.get(answer.status, "skipped")}
+    return notes
 
 
 class ClaudeDialect(Dialect):
@@ -87,16 +131,24 @@ class ClaudeDialect(Dialect):
     tool_name = "AskUserQuestion"
 
     def to_canonical(self, tool_input: Any) -> dict[str, Any]:
-        return map_questions(require_object(tool_input, _SHAPE), multi_select_as_multi)
+        data = require_object(tool_input, _SHAPE)
+        asked = {key: value for key, value in data.items() if key not in _FILLED_IN}
+        return map_questions(asked, multi_select_as_multi)
 
     def render(self, result: AskResult) -> ToolOutput:
-        data = {
+        answered = [a for a in result.answers if a.status == "answered"]
+        data: dict[str, Any] = {
             "questions": [{"question": a.question, "header": a.header} for a in result.answers],
-            "answers": {a.question: a.answer for a in result.answers if a.status == "answered"},
+            "answers": {a.question: _answer(a) for a in answered},
         }
-        if result.outcome != "answered" or not data["answers"]:
+        annotations = _annotations(result)
+        if annotations:
+            data["annotations"] = annotations
+        if result.outcome == "redirected" and result.message is not None:
+            data["response"] = result.message
+        if result.outcome != "answered" or not answered:
             return ToolOutput(text=canonical_text(result), data=data)
-        text = f"User has answered your questions: {_pairs(result)}."
+        text = f"User has answered your questions: {', '.join(_pair(a) for a in answered)}."
         skipped = [a.question for a in result.answers if a.status != "answered"]
         if skipped:
             names = ", ".join(f'"{question}"' for question in skipped)
@@ -114,6 +166,11 @@ class ClaudeDialect(Dialect):
             description="What choosing it means, or its trade-off.",
             required=("label", "description"),
         )
+        option["properties"]["preview"] = {
+            "type": "string",
+            "maxLength": MAX_PREVIEW_CHARS,
+            "description": "Optional: a short code or layout mock-up shown beside the option.",
+        }
         header = f"A short label for the question, at most {limits.max_header_chars} characters."
         question = closed_object(
             {

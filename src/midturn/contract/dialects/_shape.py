@@ -20,6 +20,7 @@ __all__ = [
     "multi_select_as_multi",
     "question_dicts",
     "require_object",
+    "unescape_newlines",
 ]
 
 PROCEED = "Proceed with your best judgement, state the assumptions you made, and do not ask again."
@@ -80,3 +81,11 @@ def question_dicts(tool_input: Any) -> list[dict[str, Any]] | None:
 def as_json(data: Any) -> str:
     """A dialect's JSON result as the text the model reads: deterministic, Unicode kept."""
     return json.dumps(data, ensure_ascii=False)
+
+
+def unescape_newlines(value: Any) -> Any:
+    """A string with the literal two characters `\\n` (and `\\r\\n`) a model writes for a
+    line break read as one; anything else as given."""
+    if not isinstance(value, str):
+        return value
+    return value.replace("\\r\\n", "\n").replace("\\n", "\n")
