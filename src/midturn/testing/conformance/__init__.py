@@ -28,6 +28,7 @@ from midturn.testing.conformance._input import InputConformance
 from midturn.testing.conformance._lifecycle import LifecycleConformance
 from midturn.testing.conformance._log import LogConformance
 from midturn.testing.conformance._queue import QueueConformance
+from midturn.testing.conformance._retention import RetentionConformance
 from midturn.testing.conformance._shared import SharedDatabaseConformance
 from midturn.testing.conformance._turns import TurnConformance
 
@@ -38,6 +39,7 @@ __all__ = [
     "LifecycleConformance",
     "LogConformance",
     "QueueConformance",
+    "RetentionConformance",
     "SharedDatabaseConformance",
     "StoreConformance",
     "TurnConformance",
@@ -51,6 +53,7 @@ class StoreConformance(
     LogConformance,
     QueueConformance,
     TurnConformance,
+    RetentionConformance,
     SharedDatabaseConformance,
 ):
     """The whole suite. Subclass it as `Test<YourStore>` with a `backend` fixture that
