@@ -112,13 +112,13 @@ def test_ask_through_a_gateway_answered_by_another_terminal(gateway: str) -> Non
         ]
     )
     asker.shows("Waiting for an answer at", "midturn answer")
-    url = re.search(r"(http://\S+#token=\S+)'", asker.output)
+    url = re.search(r"(http://\S+#token=\S+)'", asker.raw)
     assert url is not None
     answerer = Pty(["answer", url.group(1)])
     answerer.shows("Ship it today?", "❯ 1. Yes")
     answerer.press(DOWN, ENTER)
     assert asker.finish() == 0
-    result = json.loads(asker.output[asker.output.index("{") : asker.output.rindex("}") + 1])
+    result = json.loads(asker.raw[asker.raw.index("{") : asker.raw.rindex("}") + 1])
     assert result["outcome"] == "answered"
     assert result["answers"][0]["answer"] == "No"
     answerer.shows("Waiting for questions")
@@ -177,7 +177,7 @@ def test_a_gateway_ask_times_out_with_exit_3(gateway: str, tmp_path: Path) -> No
         ]
     )
     assert asker.finish() == 3
-    result = json.loads(asker.output[asker.output.index("{") : asker.output.rindex("}") + 1])
+    result = json.loads(asker.raw[asker.raw.index("{") : asker.raw.rindex("}") + 1])
     assert result["outcome"] == "timed_out"
     (region,) = result["answers"]
     assert region["answer"] == "us-east" and region["auto_selected"] is True

@@ -46,7 +46,7 @@ def test_multi_and_json_print_the_canonical_result() -> None:
     term.shows("[ ] 1. Auth", "Done (0 chosen)")
     term.press(" ", DOWN, DOWN, " ", DOWN, "Audit log", DOWN, ENTER)
     assert term.finish() == 0
-    body = term.output[term.output.index("{") : term.output.rindex("}") + 1]
+    body = term.raw[term.raw.index("{") : term.raw.rindex("}") + 1]
     result = json.loads(body)
     assert result["outcome"] == "answered"
     (answer,) = result["answers"]
@@ -77,7 +77,7 @@ def test_timeout_exits_3() -> None:
     )
     term.saw("PostgreSQL")  # shown, then erased when it times out
     assert term.finish() == 3  # nobody answers
-    assert '"outcome": "timed_out"' in term.output
+    assert '"outcome": "timed_out"' in term.raw
 
 
 def test_a_secret_is_masked_and_printed_only_to_stdout(tmp_path: Path) -> None:
@@ -89,7 +89,7 @@ def test_a_secret_is_masked_and_printed_only_to_stdout(tmp_path: Path) -> None:
     term.press(ENTER)
     assert term.finish() == 0
     assert out.read_text() == "s3cr3t-value\n"
-    assert "s3cr3t-value" not in term.output  # never drawn on the terminal
+    assert "s3cr3t-value" not in term.raw  # never drawn on the terminal
 
 
 def test_text_answer_from_a_file_in_another_dialect(tmp_path: Path) -> None:
@@ -174,7 +174,7 @@ def test_a_timeout_with_a_recommendation_auto_selects_it(tmp_path: Path) -> None
     term = Pty(["ask", "--file", str(path), "--json"])
     term.saw("❯ 2. us-east (recommended)")  # shown, then erased when it times out
     assert term.finish() == 3
-    result = json.loads(term.output[term.output.index("{") : term.output.rindex("}") + 1])
+    result = json.loads(term.raw[term.raw.index("{") : term.raw.rindex("}") + 1])
     assert result["outcome"] == "timed_out"
     assert result["answers"][0]["answer"] == "us-east"
     assert result["answers"][0]["auto_selected"] is True

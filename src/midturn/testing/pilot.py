@@ -54,11 +54,16 @@ class _Screen:
     def __init__(self, columns: int, rows: int) -> None:
         self.screen: Any = pyte.Screen(columns, rows)
         self._stream: Any = pyte.Stream(self.screen)
-        self.raw: list[str] = []
+        self._written: list[str] = []
 
     def feed(self, data: str) -> None:
-        self.raw.append(data)
+        self._written.append(data)
         self._stream.feed(data)
+
+    @property
+    def raw(self) -> str:
+        """Everything written to the terminal so far, control sequences included."""
+        return "".join(self._written)
 
     @property
     def text(self) -> str:
@@ -210,11 +215,6 @@ class PtyPilot(_Screen):
             timeout=timeout,
             preexec_fn=_default_sigint,
         )
-
-    @property
-    def output(self) -> str:
-        """Everything the program wrote so far, control sequences included."""
-        return "".join(self.raw)
 
     def _read(self, remaining: float, waiting_for: object) -> str | None:
         try:
