@@ -185,7 +185,14 @@ def _free_port() -> int:
 
 def _start(db_url: str, home: Path) -> tuple[subprocess.Popen[bytes], str, float]:
     port = _free_port()
-    env = {**os.environ, "MIDTURN_TOKEN": ADMIN, "MIDTURN_HOME": str(home)}
+    # The stalled-stream case opens its 500 streams with the one admin token: lift the
+    # per-token cap (32 by default, docs/protocol.md) so every stream is accepted and held.
+    env = {
+        **os.environ,
+        "MIDTURN_TOKEN": ADMIN,
+        "MIDTURN_HOME": str(home),
+        "MIDTURN_MAX_STREAMS_PER_TOKEN": "10000",
+    }
     started = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-m", "midturn.cli", "serve", "--db", db_url, "--port", str(port)],
