@@ -18,6 +18,8 @@ PUBLIC_MODULES = [
     "midturn.store",
     "midturn.client",
     "midturn.testing",
+    "midturn.testing.conformance",
+    "midturn.testing.pilot",
     "midturn.tui",
     "midturn.types",
 ]

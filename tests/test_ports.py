@@ -17,9 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from prompt_toolkit.input import create_pipe_input
 from tests._servers import SAFETY_S, LiveGateway, start_gateway
-from tests.tui._vt import DOWN, ENTER, Terminal
 
 from midturn import (
     Answerer,
@@ -33,6 +31,7 @@ from midturn import (
 )
 from midturn.client import Client
 from midturn.testing import ScriptedResponder, answer, deny
+from midturn.testing.pilot import Keys, TerminalPilot
 from midturn.tui._answerer import answer_loop
 from midturn.tui._terminal import TerminalIO
 
@@ -102,37 +101,28 @@ async def side(request: pytest.FixtureRequest) -> AsyncIterator[Callable[[str], 
             yield remote
 
 
-def terminal() -> tuple[Terminal, Any]:
-    term = Terminal(80, 40)
-    context = create_pipe_input()
-    term.input = context.__enter__()
-    return term, context
-
-
 async def test_the_example_the_terminal_and_the_responder_run_on_either_side(
     side: Callable[[str], Any],
 ) -> None:
     ask_the_user = readme_namespace()["ask_the_user"]
     picked, scripted = await side("picked"), await side("scripted")
-    term, pipe = terminal()
-    stream: Any = term
-    loop = asyncio.create_task(
-        answer_loop(
-            picked.answerer,
-            TerminalIO(term.input, term.output, stream),
-            session_id=picked.session_id,
-            repeat_window_s=0,
+    with TerminalPilot(80, 40) as term:
+        loop = asyncio.create_task(
+            answer_loop(
+                picked.answerer,
+                TerminalIO(term.input, term.output, term),
+                session_id=picked.session_id,
+                repeat_window_s=0,
+            )
         )
-    )
-    try:
-        asking = asyncio.create_task(ask_the_user(picked.asker, picked.session_id))
-        await asyncio.wait_for(term.shows("Which database should the service use?"), SAFETY_S)
-        term.press(DOWN, ENTER)
-        from_terminal = await asyncio.wait_for(asking, SAFETY_S)
-    finally:
-        loop.cancel()
-        await asyncio.gather(loop, return_exceptions=True)
-        pipe.__exit__(None, None, None)
+        try:
+            asking = asyncio.create_task(ask_the_user(picked.asker, picked.session_id))
+            await term.shows("Which database should the service use?")
+            term.press(Keys.DOWN, Keys.ENTER)
+            from_terminal = await asyncio.wait_for(asking, SAFETY_S)
+        finally:
+            loop.cancel()
+            await asyncio.gather(loop, return_exceptions=True)
 
     script = [answer("PostgreSQL"), deny("not on Fridays")]
     async with ScriptedResponder(scripted.answerer, script, session_id=scripted.session_id) as h:
@@ -204,7 +194,7 @@ async def test_the_implementations_pass_as_the_ports(live: LiveGateway) -> None:
 
 
 def test_the_blocking_client_passes_as_the_blocking_ports(live: LiveGateway) -> None:
-    """(The signatures themselves are proven by mypy: src/midturn/_ports_proof.py.)"""
+    """(The signatures themselves are proven by mypy: src/midturn/client/_ports_proof.py.)"""
     with Client(live.url, ADMIN) as blocking:
         assert isinstance(blocking, SyncAsker) and isinstance(blocking, SyncAnswerer)
 

@@ -22,6 +22,8 @@ PUBLIC_PACKAGES = [
     "midturn.runtime",
     "midturn.client",
     "midturn.testing",
+    "midturn.testing.conformance",
+    "midturn.testing.pilot",
     "midturn.tui",
 ]
 HEAVY = ["httpx", "fastapi", "starlette", "uvicorn", "asyncpg", "prompt_toolkit"]

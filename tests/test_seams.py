@@ -28,9 +28,9 @@ def imported(path: Path) -> set[str]:
     [
         ("runtime/_tool.py", "midturn.runtime"),
         ("runtime/_turns.py", "midturn.runtime"),
-        ("runtime/_testing.py", "midturn.runtime"),
-        ("_client_async.py", "midturn.runtime"),
-        ("client.py", "midturn.runtime"),
+        ("testing/_responder.py", "midturn.runtime"),
+        ("client/_async.py", "midturn.runtime"),
+        ("client/__init__.py", "midturn.runtime"),
         ("tui/_answerer.py", "midturn.runtime"),
         ("tui/_answerer.py", "midturn.client"),
     ],

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from midturn._scripted_model import (
+from midturn.testing._model import (
     Conversation,
     Message,
     ModelStep,

@@ -11,10 +11,9 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-from tests.store._data import RESULT, make_ask, requested
-
 from midturn.contract._interactions import utcnow
 from midturn.store import open_store
+from midturn.testing.conformance._data import RESULT, make_ask, requested
 
 from ._pty import child_env
 

@@ -8,7 +8,7 @@ import asyncio
 from tests.runtime.conftest import ANSWER, ASK, ONE_QUESTION, all_events, within
 
 from midturn import Runtime
-from midturn.runtime._testing import ScriptedResponder, allow, answer
+from midturn.testing import ScriptedResponder, allow, answer
 
 
 async def test_a_permission_and_two_asks_made_in_parallel_are_shown_one_at_a_time_in_order(

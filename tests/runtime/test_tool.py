@@ -7,7 +7,7 @@ import asyncio
 from tests.runtime.conftest import ANSWER, ASK, all_events, within
 
 from midturn import Runtime, render
-from midturn.runtime._testing import ScriptedResponder, answer, redirect, skip
+from midturn.testing import ScriptedResponder, answer, redirect, skip
 
 
 async def _call(runtime: Runtime, call_id: str, tool_input: object = ASK) -> object:

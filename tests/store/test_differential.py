@@ -16,13 +16,12 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests._postgres import POSTGRES_URL, drop_schema, require_server
 
 from midturn.contract._interactions import Interaction, NewEvent, PermissionDecision
 from midturn.contract._models import AskResult
 from midturn.errors import MidturnError
 from midturn.store import Store, open_store
-
-from .conftest import POSTGRES_URL, check_available, drop_schema
 
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
 IDS = st.sampled_from(["a", "b", "c", "d", "e"])
@@ -175,7 +174,7 @@ async def _empty(url: str) -> None:
 
 
 def test_memory_and_postgres_agree_on_every_script() -> None:
-    check_available("postgres")
+    require_server("the differential test must run on PostgreSQL")
     url = f"{POSTGRES_URL}?schema=t_differential_{uuid.uuid4().hex[:8]}"
 
     @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -25,8 +25,7 @@ from midturn.errors import UsageError
 from midturn.store import Store, _postgres_schema, open_store
 from midturn.store import _postgres_sql as sql
 from midturn.store._codec import interaction_columns
-
-from ._data import RESULT, SECRET, answered, make_ask, note, requested
+from midturn.testing.conformance._data import RESULT, SECRET, answered, make_ask, note, requested
 
 asyncpg = pytest.importorskip("asyncpg")
 

@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 
 import pytest
-from prompt_toolkit.input import create_pipe_input
 
-from ._vt import Terminal
+from midturn.testing.pilot import TerminalPilot
 
 
 @pytest.fixture
-async def terminal() -> AsyncIterator[Callable[..., Terminal]]:
-    made: list[Any] = []
+def terminal() -> Iterator[Callable[..., TerminalPilot]]:
+    """`terminal(columns, rows)`: an open terminal pilot, closed after the test."""
+    with ExitStack() as stack:
 
-    def make(columns: int = 80, rows: int = 40) -> Terminal:
-        term = Terminal(columns, rows)
-        context = create_pipe_input()
-        term.input = context.__enter__()
-        made.append(context)
-        return term
+        def make(columns: int = 80, rows: int = 40) -> TerminalPilot:
+            return stack.enter_context(TerminalPilot(columns, rows))
 
-    yield make
-    for context in made:
-        context.__exit__(None, None, None)
+        yield make

@@ -204,7 +204,7 @@ async def test_a_secret_is_masked_on_screen_and_delivered(terminal: Make) -> Non
     result = await task
     assert result.payload is not None
     assert result.payload["answers"]["token"] == {"selected": [], "text": "hunter2"}
-    assert "hunter2" not in "".join(term.raw)  # never written to the terminal at all
+    assert "hunter2" not in term.raw  # never written to the terminal at all
     assert "hunter2" not in "\n".join(result.lines)
     parsed = parse_answer(ask_of(token, NAME), result.payload)
     secret = parsed.answers[0]
@@ -264,7 +264,7 @@ async def test_injected_control_sequences_are_inert(terminal: Make) -> None:
     assert "earlier conversation line" in screen  # nothing was cleared
     assert "❯ 1. One" in screen and "2. Two" in screen and "copy" in screen
     assert term.screen.title == ""  # no OSC reached the terminal
-    raw = "".join(term.raw)
+    raw = term.raw
     assert "pwned" not in raw and "\x1b]8;" not in raw and "\x1b]52" not in raw
     assert "\x1b[2J" not in raw and "\u202e" not in raw
     term.press(CTRL_C)
@@ -414,7 +414,7 @@ async def test_the_typed_answer_of_a_secret_select_is_masked_too(terminal: Make)
     term.press(ENTER)
     result = await task
     assert result.payload is not None
-    assert "hunter2" not in "".join(term.raw)  # never written to the terminal at all
+    assert "hunter2" not in term.raw  # never written to the terminal at all
     assert "hunter2" not in "\n".join(result.lines)
     parsed = parse_answer(secret_select, result.payload)
     (answer,) = parsed.answers

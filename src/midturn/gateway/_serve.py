@@ -30,23 +30,12 @@ from midturn.gateway._state import GatewayState, StreamLimits
 from midturn.runtime import Runtime
 from midturn.runtime._retention import Retention
 from midturn.store import open_store
+from midturn.store._paths import DEFAULT_DB_URL, data_dir_for
 
 __all__ = ["DEFAULT_DB_URL", "admin_token_for", "data_dir_for", "run_server", "serve"]
 
-DEFAULT_DB_URL = "sqlite:///.midturn/midturn.db"
 TOKEN_FILE = "admin_token"
 RECORDS_FILE = "pruned-decisions.jsonl"
-
-
-def data_dir_for(db_url: str) -> Path:
-    """The data folder: the SQLite file's folder, else `$MIDTURN_HOME`, else `./.midturn`."""
-    if db_url.startswith("sqlite:"):
-        from midturn.store._sqlite import sqlite_path
-
-        path = sqlite_path(db_url)
-        if path != ":memory:":
-            return Path(path).resolve().parent
-    return Path(os.environ.get("MIDTURN_HOME", ".midturn")).resolve()
 
 
 def admin_token_for(data_dir: Path, token: str | None = None) -> tuple[str, bool]:

@@ -7,17 +7,33 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Receive, Scope, Send
 
 from midturn.errors import Unauthorized
-from midturn.gateway._auth import Principal, TokenAuthority
 from midturn.mcp._server import Ctx, McpOptions, create_server
 from midturn.runtime import Runtime
 
-__all__ = ["McpEndpoint"]
+__all__ = ["Authority", "Caller", "McpEndpoint"]
+
+
+class Caller(Protocol):
+    """Who a bearer token is: its role and, for a session token, its session."""
+
+    @property
+    def role(self) -> str: ...
+
+    @property
+    def session_id(self) -> str | None: ...
+
+
+class Authority(Protocol):
+    """What resolves a bearer token (the gateway's token authority): the MCP surface
+    knows this shape, not the gateway."""
+
+    async def resolve(self, token: str | None) -> Caller: ...
 
 
 def _bearer(headers: Any) -> str | None:
@@ -36,7 +52,7 @@ class McpEndpoint:
     def __init__(
         self,
         runtime: Runtime,
-        authority: TokenAuthority,
+        authority: Authority,
         closing: asyncio.Event,
         *,
         state_key: bytes,
@@ -106,7 +122,7 @@ class McpEndpoint:
         await manager.handle_request(scope, receive, send)
 
 
-def _may_ask(principal: Principal) -> bool:
+def _may_ask(principal: Caller) -> bool:
     return principal.role in ("admin", "agent")
 
 

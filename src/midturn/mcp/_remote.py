@@ -23,7 +23,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from midturn._client_async import AsyncClient
+from midturn.client import AsyncClient
 from midturn.errors import NotFound, UsageError
 from midturn.mcp._backend import Backend
 

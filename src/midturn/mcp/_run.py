@@ -12,12 +12,12 @@ from typing import Any
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
-from midturn.gateway._serve import DEFAULT_DB_URL, data_dir_for
 from midturn.mcp._remote import connect
 from midturn.mcp._server import McpOptions, create_server
 from midturn.mcp._state import load_state_key
 from midturn.runtime import Runtime
 from midturn.store import open_store
+from midturn.store._paths import DEFAULT_DB_URL, data_dir_for
 
 __all__ = ["run_stdio", "run_stdio_remote"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tests.runtime.conftest import ANSWER, ASK, within
 
 from midturn import AlreadySettled, InvalidAnswer, Runtime
-from midturn.runtime._testing import (
+from midturn.testing import (
     ScriptedResponder,
     allow_for_turn,
     answer,

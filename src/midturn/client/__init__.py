@@ -21,14 +21,14 @@ from typing import Any, Self, TypeVar
 
 import httpx
 
-from midturn._client_async import (
+from midturn._public import publish as _publish
+from midturn.client._async import (
     DEFAULT_GATEWAY_URL,
     PAGE_SIZE,
     AsyncClient,
     Page,
     SessionCredentials,
 )
-from midturn._public import publish as _publish
 from midturn.contract._interactions import Decision, Event, Interaction, InteractionKind, Risk
 from midturn.contract._ports import Parked, Settled
 from midturn.errors import UsageError

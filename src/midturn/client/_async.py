@@ -16,7 +16,7 @@ from typing import Any, Self
 import httpx
 from pydantic import BaseModel, SecretStr
 
-from midturn._client_sse import read_frames
+from midturn.client._sse import read_frames
 from midturn.contract._interactions import Decision, Event, Interaction, InteractionKind, Risk
 from midturn.contract._models import ToolOutput
 from midturn.contract._ports import Parked, Settled

@@ -1,0 +1,1 @@
+"""A poll dialect (`poll`) and a scratch store (`scratch://`) for midturn."""
