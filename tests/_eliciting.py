@@ -44,3 +44,7 @@ CASES: dict[str, tuple[Any, dict[str, Any]]] = {
     "decline": (skip(), {"action": "decline"}),
     "cancel": (cancel(), {"action": "cancel"}),
 }
+
+
+if __name__ == "__main__":  # the same server over stdio, for clients that spawn one
+    eliciting_server().run()

@@ -1,0 +1,1 @@
+"""Adapters: thin modules that connect midturn to agent frameworks (extras)."""
