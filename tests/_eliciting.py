@@ -1,13 +1,16 @@
-"""A real `mcp` server whose tool elicits (`ctx.elicit`, pushed on a legacy session), the
+"""A real `mcp` server whose tool elicits (a `Resolve` that returns `Elicit`: pushed as
+`elicitation/create` on a legacy session, returned as `InputRequiredResult` on a
+2026-07-28 one), the
 person's scripted replies, and what the tool must return for each: shared by the tests of
 the three client handlers (mcp `Client`, pydantic-ai `MCPToolset`, Strands `MCPClient`)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.elicitation import ElicitationResult
+from mcp.server.mcpserver import Elicit, MCPServer, Resolve
 from pydantic import BaseModel, Field
 
 from midturn.testing import answer, cancel, skip
@@ -20,13 +23,18 @@ class Deploy(BaseModel):
     regions: list[Literal["eu", "us", "ap"]] = Field(title="Regions", description="Which ones?")
 
 
+def where(service: str) -> Elicit[Deploy]:
+    return Elicit(f"Deploy {service}: where to?", Deploy)
+
+
 def eliciting_server() -> MCPServer:
     server = MCPServer("deployer")
 
     @server.tool()
-    async def deploy(service: str, ctx: Context) -> str:
+    async def deploy(
+        service: str, result: Annotated[ElicitationResult[Deploy], Resolve(where)]
+    ) -> str:
         """Deploy a service, asking the user where."""
-        result = await ctx.elicit(f"Deploy {service}: where to?", schema=Deploy)
         if result.action == "accept":
             return json.dumps({"action": "accept", **result.data.model_dump()})
         return json.dumps({"action": result.action})

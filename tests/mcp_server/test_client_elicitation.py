@@ -30,9 +30,10 @@ def text_of(result: types.CallToolResult) -> dict[str, Any]:
     return decoded
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
 @pytest.mark.parametrize("case", sorted(CASES))
 async def test_the_person_answers_the_servers_form_through_midturn(
-    tmp_path: Path, case: str
+    tmp_path: Path, case: str, mode: Any
 ) -> None:
     step, expected = CASES[case]
     async with (
@@ -41,9 +42,7 @@ async def test_the_person_answers_the_servers_form_through_midturn(
         ScriptedResponder(runtime, [step], session_id=SESSION) as person,
     ):
         callback = elicitation_callback(runtime, SESSION, turn_id="t1")
-        async with Client(
-            eliciting_server(), mode="legacy", elicitation_callback=callback
-        ) as client:
+        async with Client(eliciting_server(), mode=mode, elicitation_callback=callback) as client:
             result = await asyncio.wait_for(
                 client.call_tool("deploy", {"service": "billing"}), SAFETY_S
             )
