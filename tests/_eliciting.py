@@ -7,13 +7,18 @@ the three client handlers (mcp `Client`, pydantic-ai `MCPToolset`, Strands `MCPC
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Elicit, MCPServer, Resolve
 from pydantic import BaseModel, Field
+from tests._servers import start_gateway
 
-from midturn.testing import answer, cancel, skip
+from midturn import AsyncClient, Runtime, open_store
+from midturn.testing import answer, skip, stop_turn
 
 SESSION = "agent"
 
@@ -43,15 +48,37 @@ def eliciting_server() -> MCPServer:
 
 
 # (the person's step, the tool's JSON result): accept with a choice and a multi-select,
-# decline (the person skipped the form), cancel (the ask was cancelled, not answered).
+# decline (the person skipped the form), cancel (the person stopped the turn instead).
 CASES: dict[str, tuple[Any, dict[str, Any]]] = {
     "accept": (
         answer({"answers": {"target": "production", "regions": ["eu", "ap"]}}),
         {"action": "accept", "target": "production", "regions": ["eu", "ap"]},
     ),
     "decline": (skip(), {"action": "decline"}),
-    "cancel": (cancel(), {"action": "cancel"}),
+    "cancel": (stop_turn(), {"action": "cancel"}),
 }
+
+
+@asynccontextmanager
+async def sides(where: str, tmp_path: Path) -> AsyncIterator[tuple[str, Any, Any]]:
+    """`(session_id, asker, answerer)`: a `Runtime` on SQLite, or a live gateway on
+    SQLite with a session's agent token asking and its answer token answering."""
+    db = f"sqlite:///{tmp_path}/midturn.db"
+    if where == "runtime":
+        async with open_store(db) as store, Runtime(store) as runtime:
+            yield SESSION, runtime, runtime
+        return
+    gateway = start_gateway(db, "admin-token-for-elicitation-tests")
+    try:
+        async with AsyncClient(gateway.url, gateway.admin_token) as admin:
+            session = await admin.create_session({"name": "agent"})
+            async with (
+                AsyncClient(gateway.url, session.agent_token) as agent,
+                AsyncClient(gateway.url, session.answer_token) as person,
+            ):
+                yield session.session_id, agent, person
+    finally:
+        gateway.stop()
 
 
 if __name__ == "__main__":  # the same server over stdio, for clients that spawn one

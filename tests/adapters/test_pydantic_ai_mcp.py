@@ -17,9 +17,8 @@ from pydantic_ai import Agent
 from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from tests._eliciting import CASES, SESSION, eliciting_server
+from tests._eliciting import CASES, eliciting_server, sides
 
-from midturn import Runtime, open_store
 from midturn.adapters.pydantic_ai_mcp import elicitation_handler
 from midturn.testing import ScriptedResponder
 
@@ -39,17 +38,17 @@ def calls_deploy(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse
     return ModelResponse(parts=[TextPart(str(returned[0].content))])
 
 
+@pytest.mark.parametrize("where", ["runtime", "gateway"])
 @pytest.mark.parametrize("case", sorted(CASES))
 async def test_the_model_gets_the_persons_answer_to_the_servers_form(
-    tmp_path: Path, case: str
+    tmp_path: Path, case: str, where: str
 ) -> None:
     step, expected = CASES[case]
     async with (
-        open_store(f"sqlite:///{tmp_path}/m.db") as store,
-        Runtime(store) as runtime,
-        ScriptedResponder(runtime, [step], session_id=SESSION) as person,
+        sides(where, tmp_path) as (session_id, asker, answerer),
+        ScriptedResponder(answerer, [step], session_id=session_id) as person,
     ):
-        handler = elicitation_handler(runtime, SESSION, turn_id="t1")
+        handler = elicitation_handler(asker, session_id, turn_id="t1")
         client = FastMCPClient(eliciting_server(), mode="legacy", elicitation_handler=handler)
         agent = Agent(FunctionModel(calls_deploy), toolsets=[MCPToolset(client)])
         result = await asyncio.wait_for(agent.run("Deploy billing"), SAFETY_S)

@@ -19,9 +19,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from strands import Agent
 from strands.models import Model
 from strands.tools.mcp import MCPClient
-from tests._eliciting import CASES, SESSION
+from tests._eliciting import CASES, sides
 
-from midturn import Runtime, open_store
 from midturn.adapters.strands_mcp import elicitation_callback
 from midturn.testing import ScriptedResponder
 
@@ -78,17 +77,17 @@ def tool_results(agent: Agent) -> list[dict[str, Any]]:
     return found
 
 
+@pytest.mark.parametrize("where", ["runtime", "gateway"])
 @pytest.mark.parametrize("case", sorted(CASES))
 async def test_the_agent_gets_the_persons_answer_to_the_servers_form(
-    tmp_path: Path, case: str
+    tmp_path: Path, case: str, where: str
 ) -> None:
     step, expected = CASES[case]
     async with (
-        open_store(f"sqlite:///{tmp_path}/m.db") as store,
-        Runtime(store) as runtime,
-        ScriptedResponder(runtime, [step], session_id=SESSION) as person,
+        sides(where, tmp_path) as (session_id, asker, answerer),
+        ScriptedResponder(answerer, [step], session_id=session_id) as person,
     ):
-        callback = elicitation_callback(runtime, SESSION, turn_id="t1")
+        callback = elicitation_callback(asker, session_id, turn_id="t1")
         client = MCPClient(server_over_stdio, elicitation_callback=callback)
         agent = Agent(model=CallsDeploy(), tools=[client], callback_handler=None)
         try:

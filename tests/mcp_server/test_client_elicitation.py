@@ -14,7 +14,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import Context, MCPServer
-from tests._eliciting import CASES, SESSION, eliciting_server
+from tests._eliciting import CASES, SESSION, eliciting_server, sides
 
 from midturn import Runtime, open_store
 from midturn.mcp import elicitation_callback
@@ -31,17 +31,17 @@ def text_of(result: types.CallToolResult) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.parametrize("where", ["runtime", "gateway"])
 @pytest.mark.parametrize("case", sorted(CASES))
 async def test_the_person_answers_the_servers_form_through_midturn(
-    tmp_path: Path, case: str, mode: Any
+    tmp_path: Path, case: str, where: str, mode: Any
 ) -> None:
     step, expected = CASES[case]
     async with (
-        open_store(f"sqlite:///{tmp_path}/m.db") as store,
-        Runtime(store) as runtime,
-        ScriptedResponder(runtime, [step], session_id=SESSION) as person,
+        sides(where, tmp_path) as (session_id, asker, answerer),
+        ScriptedResponder(answerer, [step], session_id=session_id) as person,
     ):
-        callback = elicitation_callback(runtime, SESSION, turn_id="t1")
+        callback = elicitation_callback(asker, session_id, turn_id="t1")
         async with Client(eliciting_server(), mode=mode, elicitation_callback=callback) as client:
             result = await asyncio.wait_for(
                 client.call_tool("deploy", {"service": "billing"}), SAFETY_S
