@@ -1,50 +1,25 @@
-"""A real `mcp` server whose tool elicits (a `Resolve` that returns `Elicit`: pushed as
-`elicitation/create` on a legacy session, returned as `InputRequiredResult` on a
-2026-07-28 one), the
-person's scripted replies, and what the tool must return for each: shared by the tests of
-the three client handlers (mcp `Client`, pydantic-ai `MCPToolset`, Strands `MCPClient`)."""
+"""A real `mcp` server whose tool elicits (tests/_eliciting_server.py: a `Resolve` that
+returns `Elicit`, pushed as `elicitation/create` on a legacy session, returned as
+`InputRequiredResult` on a 2026-07-28 one), the person's scripted replies and what the
+tool must return for each, and the two sides (a `Runtime`, a live gateway): shared by the
+tests of the three client handlers (mcp `Client`, pydantic-ai `MCPToolset`, Strands
+`MCPClient`)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from mcp.server.elicitation import ElicitationResult
-from mcp.server.mcpserver import Elicit, MCPServer, Resolve
-from pydantic import BaseModel, Field
+from tests._eliciting_server import eliciting_server
 from tests._servers import start_gateway
 
 from midturn import AsyncClient, Runtime, open_store
 from midturn.testing import answer, skip, stop_turn
 
 SESSION = "agent"
-
-
-class Deploy(BaseModel):
-    target: Literal["staging", "production"] = Field(title="Target", description="Where to?")
-    regions: list[Literal["eu", "us", "ap"]] = Field(title="Regions", description="Which ones?")
-
-
-def where(service: str) -> Elicit[Deploy]:
-    return Elicit(f"Deploy {service}: where to?", Deploy)
-
-
-def eliciting_server() -> MCPServer:
-    server = MCPServer("deployer")
-
-    @server.tool()
-    async def deploy(
-        service: str, result: Annotated[ElicitationResult[Deploy], Resolve(where)]
-    ) -> str:
-        """Deploy a service, asking the user where."""
-        if result.action == "accept":
-            return json.dumps({"action": "accept", **result.data.model_dump()})
-        return json.dumps({"action": result.action})
-
-    return server
+__all__ = ["CASES", "SESSION", "eliciting_server", "sides"]
 
 
 # (the person's step, the tool's JSON result): accept with a choice and a multi-select,
@@ -79,7 +54,3 @@ async def sides(where: str, tmp_path: Path) -> AsyncIterator[tuple[str, Any, Any
                 yield session.session_id, agent, person
     finally:
         gateway.stop()
-
-
-if __name__ == "__main__":  # the same server over stdio, for clients that spawn one
-    eliciting_server().run()

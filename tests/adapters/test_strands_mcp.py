@@ -62,7 +62,7 @@ class CallsDeploy(Model):
 
 def server_over_stdio() -> Any:
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "tests._eliciting"], cwd=str(ROOT)
+        command=sys.executable, args=["-m", "tests._eliciting_server"], cwd=str(ROOT)
     )
     return stdio_client(params)
 
