@@ -80,3 +80,19 @@ def test_without_pydantic_ai_the_import_says_what_to_install() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert 'pip install "midturn[pydantic-ai]"' in out.stdout
+
+
+async def test_a_form_midturn_cannot_ask_raises_for_fastmcp_to_report(tmp_path: Path) -> None:
+    import mcp_types
+
+    from midturn import InvalidAsk
+
+    async with sides("runtime", tmp_path) as (session_id, asker, answerer):
+        handler = elicitation_handler(asker, session_id)
+        params = mcp_types.ElicitRequestFormParams(
+            message="Nested",
+            requested_schema={"type": "object", "properties": {"a": {"type": "object"}}},
+        )
+        with pytest.raises(InvalidAsk, match="requestedSchema"):
+            await handler("Nested", None, params, None)
+        assert await answerer.queue(session_id) == []

@@ -113,3 +113,18 @@ def test_without_strands_the_import_says_what_to_install() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert 'pip install "midturn[strands]"' in out.stdout
+
+
+async def test_a_form_midturn_cannot_ask_is_an_error_to_the_server(tmp_path: Path) -> None:
+    import mcp_types
+
+    async with sides("runtime", tmp_path) as (session_id, asker, answerer):
+        callback = elicitation_callback(asker, session_id)
+        params = mcp_types.ElicitRequestFormParams(
+            message="Nested",
+            requested_schema={"type": "object", "properties": {"a": {"type": "object"}}},
+        )
+        reply = await callback(None, params)
+        assert isinstance(reply, mcp_types.ErrorData)
+        assert "requestedSchema" in reply.message
+        assert await answerer.queue(session_id) == []
