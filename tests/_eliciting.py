@@ -7,6 +7,10 @@ tests of the three client handlers (mcp `Client`, pydantic-ai `MCPToolset`, Stra
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,7 +23,7 @@ from midturn import AsyncClient, Runtime, open_store
 from midturn.testing import answer, skip, stop_turn
 
 SESSION = "agent"
-__all__ = ["CASES", "SESSION", "eliciting_server", "sides"]
+__all__ = ["CASES", "SESSION", "doc_blocks", "eliciting_server", "run_example", "sides"]
 
 
 # (the person's step, the tool's JSON result): accept with a choice and a multi-select,
@@ -32,6 +36,45 @@ CASES: dict[str, tuple[Any, dict[str, Any]]] = {
     "decline": (skip(), {"action": "decline"}),
     "cancel": (stop_turn(), {"action": "cancel"}),
 }
+
+
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "mcp.md"
+_BLOCK = re.compile(r"<!-- runnable(?:: (?P<file>[\w.]+))? -->\n```python\n(?P<code>.*?)```", re.S)
+_PRINTS = re.compile(r"print\(.*\)\s+# (?P<expected>.+)$", re.M)
+
+
+def doc_blocks() -> tuple[dict[str, str], list[str]]:
+    """docs/mcp.md's "Answering other MCP servers' elicitations": the files its blocks
+    name (`<!-- runnable: deployer.py -->`) and its runnable examples, in order."""
+    files: dict[str, str] = {}
+    examples: list[str] = []
+    section = PAGE.read_text().split("## Answering other MCP servers' elicitations", 1)[1]
+    for match in _BLOCK.finditer(section.split("\n## ", 1)[0]):
+        if match["file"]:
+            files[match["file"]] = match["code"]
+        else:
+            examples.append(match["code"])
+    return files, examples
+
+
+def run_example(code: str, files: dict[str, str], folder: Path) -> None:
+    """Run one example as written in a fresh Python, beside `files`; it must print what
+    its `print(...)  # ...` comment says."""
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    expected = _PRINTS.search(code)
+    assert expected is not None, "every example prints what its comment says"
+    env = {**os.environ, "PYTHONPATH": str(folder)}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == expected["expected"].strip()
 
 
 @asynccontextmanager

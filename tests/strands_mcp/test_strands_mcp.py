@@ -19,7 +19,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from strands import Agent
 from strands.models import Model
 from strands.tools.mcp import MCPClient
-from tests._eliciting import CASES, sides
+from tests._eliciting import CASES, doc_blocks, run_example, sides
 
 from midturn.adapters.strands_mcp import elicitation_callback
 from midturn.testing import ScriptedResponder
@@ -128,3 +128,9 @@ async def test_a_form_midturn_cannot_ask_is_an_error_to_the_server(tmp_path: Pat
         assert isinstance(reply, mcp_types.ErrorData)
         assert "requestedSchema" in reply.message
         assert await answerer.queue(session_id) == []
+
+
+def test_the_docs_strands_example_runs_as_written(tmp_path: Path) -> None:
+    files, examples = doc_blocks()
+    [code] = [code for code in examples if "strands" in code]
+    run_example(code, files, tmp_path)
