@@ -33,6 +33,12 @@ def imported(path: Path) -> set[str]:
         ("client/__init__.py", "midturn.runtime"),
         ("tui/_answerer.py", "midturn.runtime"),
         ("tui/_answerer.py", "midturn.client"),
+        ("contract/_elicit_asker.py", "midturn.runtime"),
+        ("mcp/_client.py", "midturn.runtime"),
+        ("adapters/pydantic_ai_mcp.py", "midturn.runtime"),
+        ("adapters/pydantic_ai_mcp.py", "midturn.mcp"),
+        ("adapters/strands_mcp.py", "midturn.runtime"),
+        ("adapters/strands_mcp.py", "midturn.mcp"),
     ],
 )
 def test_a_wrapper_does_not_import_what_it_wraps(module: str, forbidden: str) -> None:
@@ -40,7 +46,18 @@ def test_a_wrapper_does_not_import_what_it_wraps(module: str, forbidden: str) ->
     assert not found, f"{module} imports {sorted(found)}; code against the ports instead"
 
 
-@pytest.mark.parametrize("module", ["runtime/_tool.py", "runtime/_turns.py", "tui/_answerer.py"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "runtime/_tool.py",
+        "runtime/_turns.py",
+        "tui/_answerer.py",
+        "contract/_elicit_asker.py",
+        "mcp/_client.py",
+        "adapters/pydantic_ai_mcp.py",
+        "adapters/strands_mcp.py",
+    ],
+)
 def test_a_wrapper_touches_no_private_attribute_of_what_it_wraps(module: str) -> None:
     private = [
         f"line {node.lineno}: .{node.attr}"

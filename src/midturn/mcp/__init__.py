@@ -14,13 +14,16 @@ except ImportError as error:  # pragma: no cover - exercised by a subprocess tes
     ) from error
 
 from midturn.mcp._backend import Backend
+from midturn.mcp._client import ElicitationCallback, elicitation_callback
 from midturn.mcp._server import McpOptions, create_server
 from midturn.mcp._state import STATE_KEY_FILE, load_state_key
 
 __all__ = [
     "STATE_KEY_FILE",
     "Backend",
+    "ElicitationCallback",
     "McpOptions",
     "create_server",
+    "elicitation_callback",
     "load_state_key",
 ]
