@@ -1,5 +1,5 @@
 """The `midturn` command (docs/terminal.md#the-midturn-command): `serve`, `mcp`, `ask`,
-`answer`, `prune` and `demo`.
+`answer`, `prune`, `demo` and `hook claude-code` (docs/adapters/claude-code.md).
 
 `midturn ask` exit codes: 0 answered, 1 skipped (or redirected), 2 usage error,
 3 timed out, 4 unavailable (no terminal here and no gateway), 130 stopped.
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -429,6 +430,26 @@ def _run_prune(args: argparse.Namespace) -> int:
     return asyncio.run(run())
 
 
+def _run_hook(args: argparse.Namespace) -> int:
+    """`midturn hook claude-code`: never a usage error that Claude Code would read as a
+    failed hook with no decision; whatever is missing falls back to its own prompt."""
+    from midturn._hook_claude_code import run
+    from midturn.client import DEFAULT_GATEWAY_URL
+
+    text = sys.stdin.read()
+    try:
+        found = find_token(args.token, args.token_file, ("MIDTURN_AGENT_TOKEN", "MIDTURN_TOKEN"))
+    except TokenProblem as error:
+        _say(f"midturn hook claude-code: {error}")
+        found = None
+    gateway = args.gateway or os.environ.get("MIDTURN_GATEWAY") or DEFAULT_GATEWAY_URL
+    if args.timeout is not None and args.timeout <= 0:
+        raise _Usage(f"--timeout {args.timeout} must be more than 0 seconds")
+    return run(
+        text, gateway=gateway, token=None if found is None else found.token, timeout=args.timeout
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="midturn",
@@ -572,6 +593,34 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="an agent turn that asks you mid-turn")
     demo.set_defaults(run=_run_demo)
+
+    hook = commands.add_parser("hook", help="answer an agent's own hooks through a gateway")
+    hooks = hook.add_subparsers(dest="agent", required=True, metavar="AGENT")
+    claude = hooks.add_parser(
+        "claude-code",
+        help="Claude Code's PreToolUse / PermissionRequest hook (payload on stdin)",
+        description="Answer Claude Code's PreToolUse and PermissionRequest hooks (the "
+        "payload on stdin, the decision on stdout) through a midturn gateway.",
+        epilog="settings.json: docs/adapters/claude-code.md",
+    )
+    claude.add_argument(
+        "--gateway",
+        metavar="URL",
+        help="the gateway (default: MIDTURN_GATEWAY, else 127.0.0.1:8765)",
+    )
+    claude.add_argument(
+        "--token",
+        help="the admin or an agent token (default: MIDTURN_AGENT_TOKEN, MIDTURN_TOKEN); "
+        "visible to other users in `ps`: prefer --token-file or the variables",
+    )
+    claude.add_argument("--token-file", metavar="FILE", help="read the token from FILE")
+    claude.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="after S seconds without an answer, withdraw it and let Claude Code ask",
+    )
+    claude.set_defaults(run=_run_hook)
     return parser
 
 

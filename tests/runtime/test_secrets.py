@@ -93,7 +93,11 @@ async def test_a_secret_select_keeps_its_typed_answer_out_of_every_stored_byte(
         live = (await runtime.wait(typed.id)).interaction
         chosen = (await runtime.wait(picked.id)).interaction
         output = await runtime.handle_tool_call(
-            "s1", name="askUserQuestion", tool_call_id="c1", tool_input=SECRET_SELECT
+            "s1",
+            name="askUserQuestion",
+            tool_call_id="c1",
+            tool_input=SECRET_SELECT,
+            dialect="pi-legacy",
         )
         events = [e.model_dump_json() async for e in runtime.events(follow=False)]
         stored = await store.get_interaction(typed.id)

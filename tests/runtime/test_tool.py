@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
+import pytest
 from tests.runtime.conftest import ANSWER, ASK, all_events, within
 
-from midturn import Runtime, render
+from midturn import Runtime, UsageError, render
 from midturn.testing import ScriptedResponder, answer, redirect, skip
 
 
@@ -62,3 +64,54 @@ async def test_a_call_in_another_dialect_renders_in_that_dialect(runtime: Runtim
     stored = (await runtime.store.list_interactions(session_id="s1"))[0]
     assert stored.dialect == "midturn" and stored.result is not None
     assert output == render(stored.result, stored.dialect)
+
+
+async def test_json_string_arguments_are_read_as_the_tool_input(runtime: Runtime) -> None:
+    """OpenAI's tool calls carry `arguments` as a JSON string: it is the same call."""
+    async with ScriptedResponder(runtime, [answer(ANSWER)], session_id="s1") as human:
+        output = await _call(runtime, "c1", json.dumps(ASK))
+        await within(human.finished())
+    stored = (await runtime.store.list_interactions(session_id="s1"))[0]
+    assert stored.status == "answered" and stored.result is not None
+    assert output == render(stored.result, "midturn")
+
+
+async def test_arguments_that_are_not_json_are_an_error_the_model_can_fix(
+    runtime: Runtime,
+) -> None:
+    output = await _call(runtime, "c1", '{"questions": [')
+    assert output.is_error  # type: ignore[attr-defined]
+    assert "not valid JSON" in output.text  # type: ignore[attr-defined]
+    assert await runtime.queue("s1") == []
+
+
+@pytest.mark.parametrize(
+    ("name", "dialect"),
+    [("AskUserQuestion", "midturn"), ("ask_user_question", "claude"), ("ask_user", "codex")],
+)
+async def test_a_registered_tool_name_in_another_dialect_is_a_usage_error(
+    runtime: Runtime, name: str, dialect: str
+) -> None:
+    with pytest.raises(UsageError, match=f"{name!r}"):
+        await runtime.handle_tool_call(
+            "s1", name=name, tool_call_id="c1", tool_input=ASK, dialect=dialect
+        )
+    assert await runtime.queue("s1") == []
+
+
+async def test_a_missing_dialect_for_a_registered_tool_name_is_a_usage_error(
+    runtime: Runtime,
+) -> None:
+    with pytest.raises(UsageError, match="dialect='claude'"):
+        await runtime.handle_tool_call(
+            "s1", name="AskUserQuestion", tool_call_id="c1", tool_input=ASK
+        )
+
+
+async def test_a_name_of_the_hosts_own_takes_any_dialect(runtime: Runtime) -> None:
+    async with ScriptedResponder(runtime, [answer(ANSWER)], session_id="s1") as human:
+        output = await within(
+            runtime.handle_tool_call("s1", name="ask_the_user", tool_call_id="c1", tool_input=ASK)
+        )
+        await within(human.finished())
+    assert not output.is_error

@@ -621,7 +621,7 @@ class Runtime:
         *,
         name: str,
         tool_call_id: str,
-        tool_input: Mapping[str, Any],
+        tool_input: Mapping[str, Any] | str,
         turn_id: str | None = None,
         dialect: str = "midturn",
     ) -> ToolOutput:

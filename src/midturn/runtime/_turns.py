@@ -55,7 +55,7 @@ class TurnHost(Asker, Protocol):
         *,
         name: str,
         tool_call_id: str,
-        tool_input: Mapping[str, Any],
+        tool_input: Mapping[str, Any] | str,
         turn_id: str | None = None,
         dialect: str = "midturn",
     ) -> ToolOutput: ...
@@ -192,7 +192,7 @@ class Turn:
         *,
         name: str,
         tool_call_id: str,
-        tool_input: Mapping[str, Any],
+        tool_input: Mapping[str, Any] | str,
         dialect: str = "midturn",
     ) -> ToolOutput:
         return await self.runtime.handle_tool_call(

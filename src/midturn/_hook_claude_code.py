@@ -1,0 +1,365 @@
+"""`midturn hook claude-code` (docs/adapters/claude-code.md): Claude Code's questions and
+permission prompts, answered by a person through a midturn gateway.
+
+Claude Code runs the command for a `PreToolUse` or `PermissionRequest` hook with the hook
+payload on stdin and reads the decision from stdout. `AskUserQuestion` becomes an ask in
+the `claude` dialect, every other tool a permission request; the payload's `tool_use_id`
+is the interaction's `tool_call_id`, so a hook that runs again for the same call finds
+the interaction it made (pending: waits on it; settled: its decision at once) and never
+asks twice.
+
+What it never does: read a failure as consent. A gateway that cannot be reached, a token
+that is missing or cannot ask, an outcome no one decided (`unavailable`) fall back to
+Claude Code's own prompt (`permissionDecision: "ask"`; for `PermissionRequest`, no
+output, which shows Claude Code's dialog). A question skipped, a permission denied or
+timed out, a stopped turn: the tool does not run, and the model reads why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from midturn.contract._interactions import Interaction
+from midturn.contract._ports import Settled
+from midturn.errors import InvalidAsk, MidturnError, NotFound
+from midturn.types import Risk
+
+if TYPE_CHECKING:
+    from midturn.client import AsyncClient
+
+__all__ = ["EVENTS", "HookFailure", "answer_hook", "fallback", "read_payload", "state_dir"]
+
+EVENTS = ("PreToolUse", "PermissionRequest")
+QUESTION_TOOL = "AskUserQuestion"
+_READING = {"Read", "Glob", "Grep", "LS", "WebSearch", "TodoWrite"}
+_SUMMARY_CHARS = 500
+_DETAILS_CHARS = 60_000
+
+
+class HookFailure(Exception):
+    """Something kept midturn from deciding: fall back to Claude Code's own prompt, and
+    say this message to the person."""
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """What the hook reads of Claude Code's payload."""
+
+    event: str
+    session_id: str
+    cwd: str
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str | None
+
+
+def read_payload(text: str) -> Payload:
+    """The payload Claude Code wrote on stdin; `HookFailure` when it is not one."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise HookFailure(f"the hook input is not JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise HookFailure("the hook input is not a JSON object")
+    event = data.get("hook_event_name")
+    if event not in EVENTS:
+        raise HookFailure(
+            f"midturn answers the {' and '.join(EVENTS)} hooks, not {event!r}; "
+            "register it under those events"
+        )
+    tool_name, tool_input = data.get("tool_name"), data.get("tool_input")
+    if not isinstance(tool_name, str) or not tool_name or not isinstance(tool_input, dict):
+        raise HookFailure(f"the {event} hook input has no tool_name and tool_input object")
+    tool_use_id = data.get("tool_use_id")
+    return Payload(
+        event=event,
+        session_id=str(data.get("session_id") or ""),
+        cwd=str(data.get("cwd") or ""),
+        tool_name=tool_name,
+        tool_input=tool_input,
+        tool_use_id=tool_use_id if isinstance(tool_use_id, str) and tool_use_id else None,
+    )
+
+
+# -- what the hook writes on stdout ------------------------------------------------------
+
+
+def _decision(
+    event: str,
+    decision: str,
+    reason: str,
+    *,
+    updated_input: dict[str, Any] | None = None,
+    stop: bool = False,
+) -> dict[str, Any]:
+    """The documented hook output for allow or deny."""
+    specific: dict[str, Any] = {"hookEventName": event}
+    if event == "PreToolUse":
+        specific.update(permissionDecision=decision, permissionDecisionReason=reason)
+        if updated_input is not None:
+            specific["updatedInput"] = updated_input
+    else:
+        verdict: dict[str, Any] = {"behavior": decision}
+        if updated_input is not None:
+            verdict["updatedInput"] = updated_input
+        if decision == "deny":
+            verdict.update(message=reason, interrupt=stop)
+        specific["decision"] = verdict
+    output: dict[str, Any] = {"hookSpecificOutput": specific}
+    if stop:
+        output.update({"continue": False, "stopReason": "The turn was stopped in midturn."})
+    return output
+
+
+def fallback(event: str | None, why: str) -> dict[str, Any] | None:
+    """Hand the decision back to Claude Code's own prompt, saying why."""
+    if event == "PreToolUse":
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "ask",
+                "permissionDecisionReason": f"midturn could not decide: {why}",
+            },
+            "systemMessage": f"midturn: {why}; asking here instead",
+        }
+    return None  # PermissionRequest (or unknown): no output shows Claude Code's dialog
+
+
+def _ask_output(payload: Payload, settled: Settled) -> dict[str, Any] | None:
+    result = settled.interaction.result
+    output = settled.output
+    if result is None or output is None:
+        return fallback(payload.event, "the ask came back without a result")
+    if result.outcome == "unavailable":
+        return fallback(payload.event, "no one can answer in midturn")
+    data = output.data if isinstance(output.data, dict) else {}
+    answers = data.get("answers") or {}
+    if result.outcome == "answered" and answers:
+        updated = dict(payload.tool_input)
+        updated["answers"] = answers
+        if data.get("annotations"):
+            updated["annotations"] = data["annotations"]
+        return _decision(payload.event, "allow", output.text, updated_input=updated)
+    # skipped, redirected, timed out, stopped, or nothing chosen: never consent
+    return _decision(payload.event, "deny", output.text, stop=result.outcome == "cancelled")
+
+
+def _permission_output(payload: Payload, interaction: Interaction) -> dict[str, Any] | None:
+    status = interaction.status
+    if status == "allowed":
+        how = interaction.decision.decision if interaction.decision else "allow"
+        return _decision(payload.event, "allow", f"The user allowed it in midturn ({how}).")
+    if status == "unavailable":
+        return fallback(payload.event, "no one can answer in midturn")
+    if status == "denied":
+        message = interaction.decision.message if interaction.decision else None
+        return _decision(payload.event, "deny", message or "The user denied this tool call.")
+    if status == "timed_out":
+        return _decision(
+            payload.event, "deny", "No one answered the permission request in time; not run."
+        )
+    return _decision(payload.event, "deny", "The user stopped the turn.", stop=True)
+
+
+def _summary(tool: str, tool_input: dict[str, Any]) -> tuple[str, str]:
+    """A one-line summary of the call and its full input as details."""
+    key = next(
+        (
+            k
+            for k in ("command", "file_path", "notebook_path", "url", "pattern", "query")
+            if isinstance(tool_input.get(k), str) and tool_input[k].strip()
+        ),
+        None,
+    )
+    line = f"{tool}: {tool_input[key].strip()}" if key else f"Use {tool}"
+    line = " ".join(line.split())
+    if len(line) > _SUMMARY_CHARS:
+        line = line[: _SUMMARY_CHARS - 1] + "…"
+    details = json.dumps(tool_input, indent=2, ensure_ascii=False)
+    if len(details) > _DETAILS_CHARS:
+        details = details[: _DETAILS_CHARS - 1] + "…"
+    return line, details
+
+
+# -- one midturn session per Claude Code session -----------------------------------------
+
+
+def state_dir() -> Path:
+    """Where the hook remembers which midturn session serves which Claude Code session:
+    `MIDTURN_HOOK_STATE_DIR`, else `$XDG_STATE_HOME/midturn/claude-code`."""
+    given = os.environ.get("MIDTURN_HOOK_STATE_DIR")
+    if given:
+        return Path(given)
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "midturn" / "claude-code"
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` (hooks of parallel tool calls run at once)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock
+        yield
+        return
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+class _Sessions:
+    """Claude Code session id → midturn session id, kept in a 0600 file per gateway and
+    session (the gateway keeps tokens hashed, so a session is found again by its id; the
+    admin token asks in any session)."""
+
+    def __init__(self, folder: Path, gateway: str, claude_session: str) -> None:
+        key = hashlib.sha256(f"{gateway}\0{claude_session}".encode()).hexdigest()[:32]
+        self.path = folder / f"{key}.json"
+
+    def read(self) -> str | None:
+        try:
+            data = json.loads(self.path.read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        found = data.get("session_id") if isinstance(data, dict) else None
+        return found if isinstance(found, str) and found else None
+
+    def write(self, record: dict[str, Any]) -> None:
+        temporary = self.path.with_suffix(".tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(record, handle)
+        os.replace(temporary, self.path)
+
+
+async def _session(client: AsyncClient, payload: Payload, gateway: str, folder: Path) -> str:
+    """The midturn session this call asks in: the agent token's own, or (admin token)
+    the one opened for this Claude Code session, opened now if there is none."""
+    who = await client.whoami()
+    role = who.get("role")
+    if role == "agent":
+        return str(who["session_id"])
+    if role != "admin":
+        raise HookFailure("the token is an answer token, which cannot ask; use the admin token")
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)  # noqa: ASYNC240 - a one-shot command
+    sessions = _Sessions(folder, gateway, payload.session_id or payload.cwd)
+    with _locked(sessions.path.with_suffix(".lock")):
+        known = sessions.read()
+        if known is not None:
+            return known
+        title = Path(payload.cwd).name or payload.cwd or "Claude Code"
+        meta = {
+            "client": "claude-code",
+            "title": title,
+            "cwd": payload.cwd,
+            "claude_session_id": payload.session_id,
+        }
+        created = await client.create_session(meta)
+        sessions.write({"session_id": created.session_id, "title": title, "cwd": payload.cwd})
+        print(f"midturn: answer {title!r} at {created.answer_url}", file=sys.stderr)
+        return str(created.session_id)
+
+
+# -- the hook ----------------------------------------------------------------------------
+
+
+async def _decide(
+    client: AsyncClient, session_id: str, payload: Payload, timeout: float | None
+) -> dict[str, Any] | None:
+    if payload.tool_name == QUESTION_TOOL:
+        parked, _ = await client.ask(
+            session_id, payload.tool_input, dialect="claude", tool_call_id=payload.tool_use_id
+        )
+    else:
+        summary, details = _summary(payload.tool_name, payload.tool_input)
+        risk: Risk = "low" if payload.tool_name in _READING else "medium"
+        parked, _ = await client.request_permission(
+            session_id,
+            tool=payload.tool_name,
+            summary=summary,
+            details=details,
+            risk=risk,
+            tool_call_id=payload.tool_use_id,
+        )
+    settled = await client.wait(parked.id, timeout, kind=parked.kind)
+    if settled.pending:
+        with contextlib.suppress(MidturnError):
+            await client.cancel(parked.id)
+        raise HookFailure(f"no answer in midturn within {timeout:g} s")
+    if payload.tool_name == QUESTION_TOOL:
+        return _ask_output(payload, settled)
+    return _permission_output(payload, settled.interaction)
+
+
+async def answer_hook(
+    payload: Payload,
+    *,
+    gateway: str,
+    token: str,
+    folder: Path,
+    timeout: float | None = None,
+) -> dict[str, Any] | None:
+    """The hook's output for `payload`, decided through the gateway at `gateway`."""
+    import httpx
+
+    from midturn.client import AsyncClient
+
+    try:
+        async with AsyncClient(gateway, token) as client:
+            session_id = await _session(client, payload, gateway, folder)
+            try:
+                return await _decide(client, session_id, payload, timeout)
+            except NotFound:
+                # the gateway lost the session we remembered (a new database): open another
+                _Sessions(folder, gateway, payload.session_id or payload.cwd).path.unlink(
+                    missing_ok=True
+                )
+                session_id = await _session(client, payload, gateway, folder)
+                return await _decide(client, session_id, payload, timeout)
+    except InvalidAsk as error:
+        # worded for the model: it reads why and can ask again, fixed
+        return _decision(payload.event, "deny", str(error))
+    except httpx.HTTPError as error:
+        detail = str(error) or type(error).__name__
+        raise HookFailure(f"cannot reach the gateway at {gateway} ({detail})") from None
+    except MidturnError as error:
+        raise HookFailure(f"the gateway refused: {error}") from None
+
+
+def run(text: str, *, gateway: str, token: str | None, timeout: float | None) -> int:
+    """Read the payload in `text`, decide, print the output; the exit code for Claude
+    Code (0 with JSON on stdout; 1, a non-blocking error, when the input was no hook
+    payload at all)."""
+    try:
+        payload = read_payload(text)
+    except HookFailure as error:
+        print(f"midturn hook claude-code: {error}", file=sys.stderr)
+        return 1
+    output: dict[str, Any] | None
+    if token is None:
+        output = fallback(payload.event, "no token: set MIDTURN_TOKEN (the gateway's admin token)")
+    else:
+        try:
+            output = asyncio.run(
+                answer_hook(
+                    payload, gateway=gateway, token=token, folder=state_dir(), timeout=timeout
+                )
+            )
+        except HookFailure as error:
+            print(f"midturn hook claude-code: {error}", file=sys.stderr)
+            output = fallback(payload.event, str(error))
+    if output is not None:
+        print(json.dumps(output, ensure_ascii=False))
+    return 0

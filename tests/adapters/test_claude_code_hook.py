@@ -1,0 +1,301 @@
+"""`midturn hook claude-code` as Claude Code runs it: a subprocess with the documented hook
+payload on stdin, its decision on stdout, against a live gateway that a second party (the
+test, through the answerer port) answers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests._servers import SAFETY_S, LiveGateway, start_gateway
+
+from midturn import AsyncClient, Interaction
+
+ADMIN = "hook-admin-token-0123456789abcdef"
+ROOT = Path(__file__).resolve().parents[2]
+QUESTION = "Which database should the service use?"
+ASK_INPUT: dict[str, Any] = {
+    "questions": [
+        {
+            "question": QUESTION,
+            "header": "Database",
+            "options": [
+                {"label": "PostgreSQL", "description": "Managed, scales out"},
+                {"label": "SQLite", "description": "Embedded, zero setup"},
+            ],
+            "multiSelect": False,
+        },
+        {
+            "question": "Which regions should it run in?",
+            "header": "Regions",
+            "options": [
+                {"label": "EU", "description": "Frankfurt"},
+                {"label": "US", "description": "Virginia"},
+            ],
+            "multiSelect": True,
+        },
+    ]
+}
+
+
+def payload(event: str, tool: str, tool_input: dict[str, Any], call: str) -> dict[str, Any]:
+    """A hook payload as Claude Code documents it (common fields, then the tool's)."""
+    return {
+        "session_id": "5c1d0e2a-claude-session",
+        "transcript_path": "/home/dev/.claude/projects/billing/5c1d0e2a.jsonl",
+        "cwd": "/home/dev/src/billing-api",
+        "permission_mode": "default",
+        "hook_event_name": event,
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": call,
+    }
+
+
+@pytest.fixture
+def gateway(tmp_path: Path) -> Iterator[LiveGateway]:
+    server = start_gateway(f"sqlite:///{tmp_path / 'midturn.db'}", ADMIN)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+async def person(gateway: LiveGateway) -> AsyncIterator[AsyncClient]:
+    async with AsyncClient(gateway.url, ADMIN) as client:
+        yield client
+
+
+class Hook:
+    """`midturn hook claude-code` started with a payload on stdin."""
+
+    def __init__(self, state: Path, gateway: str, data: dict[str, Any], **env: str) -> None:
+        environment = {
+            **os.environ,
+            "MIDTURN_GATEWAY": gateway,
+            "MIDTURN_TOKEN": ADMIN,
+            "MIDTURN_HOOK_STATE_DIR": str(state),
+            "PYTHONPATH": str(ROOT / "src"),
+            **env,
+        }
+        environment.pop("MIDTURN_AGENT_TOKEN", None)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "midturn.cli", "hook", "claude-code"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=environment,
+        )
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(data).encode())
+        self.process.stdin.close()
+
+    async def output(self) -> tuple[int, dict[str, Any] | None, str]:
+        """Exit code, the parsed stdout (None when empty) and stderr, once it exits."""
+        code = await asyncio.to_thread(self.process.wait, SAFETY_S * 3)
+        assert self.process.stdout is not None and self.process.stderr is not None
+        out = self.process.stdout.read().decode()
+        err = self.process.stderr.read().decode()
+        self.process.stdout.close()
+        self.process.stderr.close()
+        return code, json.loads(out) if out.strip() else None, err
+
+
+REQUESTED = {"user_question_requested", "permission_requested"}
+
+
+async def asked(person: AsyncClient) -> Interaction:
+    """The first interaction announced on the event stream that is still pending."""
+    async with asyncio.timeout(SAFETY_S * 2):
+        async for event in person.events():
+            if event.type in REQUESTED and event.interaction_id is not None:
+                found = await person.get(event.interaction_id)
+                if found.pending:
+                    return found
+    raise AssertionError("the event stream ended")  # pragma: no cover
+
+
+def specific(output: dict[str, Any] | None) -> dict[str, Any]:
+    assert output is not None
+    found: dict[str, Any] = output["hookSpecificOutput"]
+    return found
+
+
+async def test_ask_user_question_is_answered_from_the_inbox_keyed_by_question_text(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    hook = Hook(
+        tmp_path, gateway.url, payload("PreToolUse", "AskUserQuestion", ASK_INPUT, "toolu_01")
+    )
+    ask = await asked(person)
+    assert ask.kind == "ask" and ask.dialect == "claude" and ask.tool_call_id == "toolu_01"
+    await person.answer(ask.id, {"answers": {"Database": "SQLite", "Regions": ["EU", "US"]}})
+    code, output, _ = await hook.output()
+    assert code == 0
+    decided = specific(output)
+    assert decided["hookEventName"] == "PreToolUse"
+    assert decided["permissionDecision"] == "allow"
+    updated = decided["updatedInput"]
+    assert updated["questions"] == ASK_INPUT["questions"]  # Claude Code's own input, intact
+    assert updated["answers"] == {QUESTION: "SQLite", "Which regions should it run in?": "EU, US"}
+    # one session for this Claude Code session, titled from its working folder
+    (session_file,) = await asyncio.to_thread(lambda: list(tmp_path.glob("*.json")))
+    assert json.loads(session_file.read_text())["title"] == "billing-api"
+    assert session_file.stat().st_mode & 0o077 == 0
+
+
+async def test_a_skipped_question_never_reads_as_consent(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    hook = Hook(
+        tmp_path, gateway.url, payload("PreToolUse", "AskUserQuestion", ASK_INPUT, "toolu_02")
+    )
+    ask = await asked(person)
+    await person.answer(ask.id, {"skip": True})
+    code, output, _ = await hook.output()
+    decided = specific(output)
+    assert code == 0 and decided["permissionDecision"] == "deny"
+    assert "updatedInput" not in decided
+    assert "User has answered" not in decided["permissionDecisionReason"]
+    assert "skipped" in decided["permissionDecisionReason"]
+
+
+async def test_a_rerun_hook_never_asks_twice(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    data = payload("PreToolUse", "AskUserQuestion", ASK_INPUT, "toolu_03")
+    first = Hook(tmp_path, gateway.url, data)
+    ask = await asked(person)
+    first.process.kill()  # Claude Code gave up on it (its hook timeout), the ask still waits
+    await first.output()
+    second = Hook(tmp_path, gateway.url, data)  # the same tool call, run again
+    await person.answer(ask.id, {"answers": {"Database": "PostgreSQL", "Regions": None}})
+    _, output, _ = await second.output()
+    assert specific(output)["updatedInput"]["answers"] == {QUESTION: "PostgreSQL"}
+    third = Hook(tmp_path, gateway.url, data)  # once more, after it settled
+    _, again, _ = await third.output()
+    assert again == output
+    listed = await person.get(ask.id)
+    assert listed.status == "answered"
+    assert await person.inbox() == []  # nothing was asked again
+
+
+@pytest.mark.parametrize("event", ["PreToolUse", "PermissionRequest"])
+async def test_permissions_allow_deny_and_allow_for_turn(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path, event: str
+) -> None:
+    command = {"command": "rm -rf build/", "description": "Clean the build folder"}
+    allowed = Hook(tmp_path, gateway.url, payload(event, "Bash", command, "toolu_10"))
+    request = await asked(person)
+    assert request.kind == "permission" and request.permission is not None
+    assert request.permission.tool == "Bash"
+    assert request.permission.summary == "Bash: rm -rf build/"
+    await person.decide(request.id, "allow")
+    _, output, _ = await allowed.output()
+    decided = specific(output)
+    if event == "PreToolUse":
+        assert decided["permissionDecision"] == "allow"
+    else:
+        assert decided["decision"]["behavior"] == "allow"
+
+    denied = Hook(tmp_path, gateway.url, payload(event, "Bash", command, "toolu_11"))
+    first_session = request.session_id
+    request = await asked(person)
+    assert request.session_id == first_session  # one midturn session for the Claude Code one
+    await person.decide(request.id, "deny", message="Not the build folder; it holds releases")
+    _, output, _ = await denied.output()
+    decided = specific(output)
+    if event == "PreToolUse":
+        assert decided["permissionDecision"] == "deny"
+        assert decided["permissionDecisionReason"] == "Not the build folder; it holds releases"
+    else:
+        assert decided["decision"] == {
+            "behavior": "deny",
+            "message": "Not the build folder; it holds releases",
+            "interrupt": False,
+        }
+    assert len(await asyncio.to_thread(lambda: list(tmp_path.glob("*.json")))) == 1
+
+
+async def test_an_unreachable_gateway_falls_back_to_claude_codes_prompt(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    for tool, tool_input in (("AskUserQuestion", ASK_INPUT), ("Bash", {"command": "ls"})):
+        code, output, err = await Hook(
+            tmp_path, closed, payload("PreToolUse", tool, tool_input, "toolu_20")
+        ).output()
+        assert code == 0
+        assert specific(output)["permissionDecision"] == "ask"  # never an allow
+        assert "cannot reach the gateway" in err
+    code, output, _ = await Hook(
+        tmp_path, closed, payload("PermissionRequest", "Bash", {"command": "ls"}, "toolu_21")
+    ).output()
+    assert code == 0 and output is None  # no decision: Claude Code shows its own dialog
+
+
+async def test_no_token_or_an_answer_token_falls_back_too(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    data = payload("PreToolUse", "Bash", {"command": "ls"}, "toolu_30")
+    _, output, _ = await Hook(tmp_path, gateway.url, data, MIDTURN_TOKEN="").output()
+    assert specific(output)["permissionDecision"] == "ask"
+    session = await person.create_session()
+    _, output, err = await Hook(
+        tmp_path, gateway.url, data, MIDTURN_TOKEN=session.answer_token
+    ).output()
+    assert specific(output)["permissionDecision"] == "ask"
+    assert "answer token" in err
+    assert await person.inbox() == []
+
+
+async def test_a_malformed_question_is_denied_with_problems_the_model_can_fix(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    bad = {
+        "questions": [
+            {
+                "question": "Pick?",
+                "header": "Pick",
+                "options": [{"label": "A", "description": "a"}],
+                "multiSelect": False,
+            }
+        ]
+    }
+    _, output, _ = await Hook(
+        tmp_path, gateway.url, payload("PreToolUse", "AskUserQuestion", bad, "toolu_40")
+    ).output()
+    decided = specific(output)
+    assert decided["permissionDecision"] == "deny"
+    assert re.search(r"questions\[0\]\.options", decided["permissionDecisionReason"])
+    assert await person.inbox() == []
+
+
+def test_the_settings_json_in_the_docs_is_valid_and_names_the_command() -> None:
+    page = (ROOT / "docs" / "adapters" / "claude-code.md").read_text()
+    blocks = re.findall(r"```json\n(.*?)```", page, re.S)
+    settings = json.loads(blocks[0])
+    commands = [
+        hook["command"]
+        for entries in settings["hooks"].values()
+        for entry in entries
+        for hook in entry["hooks"]
+    ]
+    assert set(settings["hooks"]) == {"PreToolUse", "PermissionRequest"}
+    assert commands and all(c.startswith("midturn hook claude-code") for c in commands)
+    shown = subprocess.run(
+        [sys.executable, "-m", "midturn.cli", *commands[0].split()[1:], "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
+    assert "PreToolUse" in shown.stdout
