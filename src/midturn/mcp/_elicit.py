@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 import anyio
@@ -23,11 +23,9 @@ from midturn.mcp._form import (
     read_ask_form,
     read_permission_form,
 )
+from midturn.mcp._options import McpOptions
 from midturn.mcp._results import pending_result, settled_result
 from midturn.mcp._state import CallState
-
-if TYPE_CHECKING:
-    from midturn.mcp._server import McpOptions
 
 __all__ = ["FORM_KEY", "URL_KEY", "Elicitor"]
 

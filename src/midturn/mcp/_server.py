@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -30,6 +29,7 @@ from midturn.errors import Forbidden, GatewayError, InvalidAsk, NotFound, UsageE
 from midturn.mcp._backend import AskerAnswerer, Backend
 from midturn.mcp._elicit import Elicitor
 from midturn.mcp._form import has_secret
+from midturn.mcp._options import McpOptions
 from midturn.mcp._results import error_result, pending_result, settled_result, started_result
 from midturn.mcp._state import CallState, state_security
 from midturn.mcp._tools import PERMISSION_TOOL, QUESTION_TOOL, START_TOOL, WAIT_TOOL, tool_list
@@ -41,36 +41,6 @@ SessionFor = Callable[[Ctx], Awaitable[str]]
 
 SERVER_NAME = "midturn"
 _RISKS: dict[str, Risk] = {"low": "low", "medium": "medium", "high": "high"}
-
-
-@dataclass(frozen=True)
-class McpOptions:
-    """How the MCP server behaves; every field has a working default.
-
-    - `session_id`: the midturn session its asks belong to (HTTP: an agent token's own).
-    - `turn_id`: the turn ("allow for this turn" lasts as long); default one per server.
-    - `wait_bound_s`: how long a call waits for an answer from elsewhere before it
-      returns "still open" (below the common 60 s client timeouts).
-    - `progress_every_s`: how often a waiting call reports progress.
-    - `max_wait_s`: the longest one `wait_for_answer` call waits.
-    - `state_ttl_s`: how long a sealed `requestState` stays valid.
-    - `public_url`: the gateway whose inbox answers secrets (URL mode) and everything else.
-    - `answered_by`: `settled_by` of what the client's form settled.
-    """
-
-    session_id: str = "mcp"
-    turn_id: str = field(default_factory=lambda: "mcp-" + secrets.token_urlsafe(6))
-    wait_bound_s: float = 45.0
-    progress_every_s: float = 5.0
-    max_wait_s: float = 50.0
-    state_ttl_s: float = 86_400.0
-    public_url: str = "http://127.0.0.1:8765"
-    answered_by: str = "mcp"
-
-    def __post_init__(self) -> None:
-        for name in ("wait_bound_s", "progress_every_s", "max_wait_s", "state_ttl_s"):
-            if not getattr(self, name) > 0:
-                raise UsageError(f"{name} must be above 0 (got {getattr(self, name)})")
 
 
 def _new_call_id() -> str:
