@@ -2,8 +2,11 @@
 // inbox (every session with something pending) or one session, whose composer slot is
 // taken over by the head of the session's queue and given back unchanged afterwards.
 
-import { Api, forgetCredential, rememberToken, takeCredential, tokenFrom } from "./api.js";
+import { Api, forgetCredential, isSettledEvent, rememberToken, takeCredential, tokenFrom } from "./api.js";
 import { announce, h, plain, setText } from "./dom.js";
+import { HistoryPanel } from "./history.js";
+import { Labels, agentName, askedBy, sessionName, showSession } from "./labels.js";
+import { Notifier } from "./notify.js";
 import { LiveQueue } from "./live.js";
 import { PermissionTray } from "./permission.js";
 import { QuestionTray } from "./questions.js";
@@ -15,6 +18,8 @@ let current = null; // the open view: {stop()}
 let role = null;
 let tokenSession = null;
 let api = null;
+let labels = null; // session titles (labels.js)
+let notifier = null; // browser notifications (notify.js), one for the tab
 
 function setConnection(state) {
   const node = $("conn");
@@ -62,6 +67,10 @@ class SessionView {
     $("session-view").hidden = false;
     $("back").hidden = role !== "admin";
     setText($("where"), `Session ${this.sessionId}`);
+    labels.session(this.sessionId).then((info) => {
+      if (current === this) showSession($("where"), info, this.sessionId);
+    });
+    this.past = new HistoryPanel(api, this.sessionId, $("past"));
     this.history.replaceChildren();
     this.draft.value = sessionStorage.getItem(this.draftKey) || "";
     this.draft.addEventListener("input", this.onDraft);
@@ -70,6 +79,7 @@ class SessionView {
 
   stop() {
     this.queue.stop();
+    this.past.stop();
     this.draft.removeEventListener("input", this.onDraft);
     this.closeTray();
     $("session-view").hidden = true;
@@ -87,6 +97,7 @@ class SessionView {
     this.showFocus(list);
     setText($("waiting-count"), list.length ? `${list.length} waiting` : "Nothing waiting");
     setTitle("session", list.length);
+    notifier.update(list);
   }
 
   // Where the linked request stands: open in the slot (the head), behind others, or
@@ -120,6 +131,8 @@ class SessionView {
     this.composer.hidden = true;
     this.say("");
     this.slot.append(this.tray.root);
+    this.asker = askedBy(interaction); // who is asking, above the tray
+    if (this.asker) this.tray.root.before(this.asker);
     announce(headline(interaction));
     if (hadFocus || document.activeElement === document.body || !document.activeElement) {
       this.tray.focus();
@@ -130,6 +143,8 @@ class SessionView {
     if (!this.tray) return;
     const hadFocus = this.tray.root.contains(document.activeElement);
     this.tray.root.remove();
+    if (this.asker) this.asker.remove();
+    this.asker = null;
     this.tray.destroy();
     this.tray = null;
     this.composer.hidden = false;
@@ -175,6 +190,7 @@ class SessionView {
   }
 
   log(event) {
+    if (isSettledEvent(event.type)) this.past.changed();
     const text = eventLine(event);
     if (text === null) return;
     const time = new Date(event.at);
@@ -235,15 +251,19 @@ class InboxView {
       }
     }
     this.first = false;
-    const rows = [...sessions].map(([sessionId, items]) =>
-      h(
+    const rows = [...sessions].map(([sessionId, items]) => {
+      const name = h("span", { class: "inbox-session", text: sessionId });
+      labels.session(sessionId).then((info) => showSession(name, info, sessionId, "Session"));
+      const agent = agentName(items[0]);
+      return h(
         "li",
         { class: "inbox-row" },
         h(
           "a",
           { href: `#session=${encodeURIComponent(sessionId)}` },
-          h("span", { class: "inbox-session", text: sessionId }),
+          name,
           h("span", { class: "inbox-count", text: `${items.length} waiting` }),
+          agent ? h("span", { class: "inbox-agent", text: `${agent} asks` }) : null,
           h("span", { class: "inbox-head", text: headline(items[0]) }),
           h("time", {
             class: "inbox-age",
@@ -251,10 +271,11 @@ class InboxView {
             text: `waiting since ${new Date(items[0].created_at).toLocaleTimeString()}`,
           }),
         ),
-      ),
-    );
+      );
+    });
     $("sessions").replaceChildren(...rows);
     setTitle("inbox", list.length);
+    notifier.update(list);
     $("inbox-empty").hidden = rows.length > 0;
   }
 }
@@ -312,6 +333,8 @@ async function route() {
     return;
   }
   api = new Api(credential.token);
+  labels = new Labels(api);
+  if (!notifier) notifier = new Notifier($("notify"), async (id) => sessionName(await labels.session(id), id));
   if (role === null) {
     try {
       const me = await api.whoami();
