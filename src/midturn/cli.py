@@ -12,13 +12,16 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from midturn._cli_tokens import Found, TokenProblem, find_token, from_answer_url
 from midturn.contract._models import Ask, AskResult
 from midturn.errors import GatewayError, InvalidAsk, MidturnError, UsageError
+
+if TYPE_CHECKING:
+    from midturn.client import AsyncClient
 
 __all__ = ["EXIT_CODES", "main"]
 
@@ -276,8 +279,28 @@ async def _answer(base_url: str, token: str) -> int:
             who = await client.whoami()
             session = None if who.get("role") == "admin" else who.get("session_id")
             return await answer_loop(
-                client, term, session_id=session, repeat_window_s=repeat_window_from_env(0.5)
+                client,
+                term,
+                session_id=session,
+                repeat_window_s=repeat_window_from_env(0.5),
+                session_title=_titles(client),
             )
+
+
+def _titles(client: AsyncClient) -> Callable[[str], Awaitable[str | None]]:
+    """A session's title by id, read once per session (None when it has none or cannot
+    be read: the id is shown then)."""
+    known: dict[str, str | None] = {}
+
+    async def title(session_id: str) -> str | None:
+        if session_id not in known:
+            try:
+                known[session_id] = (await client.session(session_id)).title
+            except MidturnError:
+                known[session_id] = None
+        return known[session_id]
+
+    return title
 
 
 def _run_answer(args: argparse.Namespace) -> int:

@@ -154,6 +154,8 @@ async def test_the_session_label_carries_its_title_and_meta(store_gateway: LiveG
     async with gateway.midturn_client(ADMIN_TOKEN) as admin:
         untitled = await admin.create_session({"title": 7})
         assert (await admin.session(untitled.session_id)).title is None
+        escaped = await admin.create_session({"title": "Ops\x1b]0;pwned\x07\x1b[2J  board"})
+        assert (await admin.session(escaped.session_id)).title == "Ops board"
         assert (await admin.session(session.session_id)).session_id == session.session_id
 
 

@@ -12,6 +12,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Path, Query
 from starlette.responses import StreamingResponse
 
+from midturn.contract._context import bounded
 from midturn.contract._history import MAX_QUERY, HistoryPage
 from midturn.gateway._state import Call, GatewayState
 from midturn.gateway._views import HistoryOut, ModelResponse, SessionInfo
@@ -26,11 +27,10 @@ EXPORT_PAGE = 500
 
 
 def _title(meta: dict[str, object]) -> str | None:
+    """`meta.title` as one line of plain text (control characters and escape sequences
+    removed, whitespace folded, at most 200 characters), or None."""
     title = meta.get("title")
-    if not isinstance(title, str) or not title.strip():
-        return None
-    title = " ".join(title.split())
-    return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1] + "…"
+    return bounded(title, MAX_TITLE, multiline=False) if isinstance(title, str) else None
 
 
 @router.get("/sessions/{session_id}", response_model=SessionInfo)
