@@ -1,5 +1,6 @@
 """A session's history as a person reads it: one flat entry per settled interaction, with
-what was asked, what was answered or decided, by whom and when (docs/protocol.md#history).
+what was asked, what was answered or decided, by whom and when
+(docs/protocol.md#history--admin-agent-answer).
 
 Pure: built from a stored `Interaction`, which never holds a secret value (a secret
 answer reads `[secret provided]`). A permission's long `details` stay out (the summary

@@ -1,6 +1,6 @@
 """A session's history, a page at a time, read from the store's own listing of the
 session's interactions (no table of its own): settled ones only, oldest first, filtered
-by a text query (docs/protocol.md#history)."""
+by a text query (docs/protocol.md#history--admin-agent-answer)."""
 
 from __future__ import annotations
 
