@@ -19,9 +19,11 @@ RECORD = """
 (() => {
   const Real = window.Notification;
   window.__notes = [];
+  window.__made = [];
   window.Notification = new Proxy(Real, {
     construct(target, args) {
       const made = Reflect.construct(target, args);
+      window.__made.push(made);
       window.__notes.push({title: args[0], body: (args[1] || {}).body, tag: (args[1] || {}).tag,
                            real: made instanceof Real});
       return made;
@@ -144,3 +146,7 @@ def test_the_admin_inbox_notifies_each_sessions_new_head(page: Page, gateway: Li
         expect(page).to_have_title(re.compile(rf"^\({before + 3}\) midturn"))
     titles = sorted(note["title"] for note in notes(page))
     assert titles == ["An agent asks · Alpha", "An agent asks · Beta"]
+    # A click on Alpha's notification opens Alpha's session.
+    page.evaluate("window.__made[0].dispatchEvent(new Event('click'))")
+    expect(page.locator("#where .session-title")).to_have_text("Session: Alpha")
+    expect(page.locator(".tray .question")).to_have_text("Alpha first?")

@@ -68,7 +68,9 @@ class SessionView {
     $("back").hidden = role !== "admin";
     setText($("where"), `Session ${this.sessionId}`);
     labels.session(this.sessionId).then((info) => {
-      if (current === this) showSession($("where"), info, this.sessionId);
+      if (current !== this) return;
+      showSession($("where"), info, this.sessionId);
+      setText($("session-title"), `Session ${sessionName(info, this.sessionId)}`);
     });
     this.past = new HistoryPanel(api, this.sessionId, $("past"));
     this.history.replaceChildren();
@@ -334,7 +336,14 @@ async function route() {
   }
   api = new Api(credential.token);
   labels = new Labels(api);
-  if (!notifier) notifier = new Notifier($("notify"), async (id) => sessionName(await labels.session(id), id));
+  if (!notifier) {
+    const name = async (id) => sessionName(await labels.session(id), id);
+    // The admin can open any session: a click on a notification opens the one it names.
+    const open = (interaction) => {
+      if (role === "admin") window.location.hash = `session=${encodeURIComponent(interaction.session_id)}`;
+    };
+    notifier = new Notifier($("notify"), name, open);
+  }
   if (role === null) {
     try {
       const me = await api.whoami();

@@ -23,10 +23,12 @@ export function heads(list) {
 }
 
 export class Notifier {
-  // button: the "Notify me" control; name(sessionId) -> Promise<string> names a session.
-  constructor(button, name) {
+  // button: the "Notify me" control; name(sessionId) -> Promise<string> names a session;
+  // open(interaction) brings its session up when the person clicks the notification.
+  constructor(button, name, open = () => {}) {
     this.button = button;
     this.name = name;
+    this.open = open;
     this.shown = new Set(); // interaction ids already notified, or waiting when we began
     this.started = false;
     this.focused = document.hasFocus();
@@ -96,6 +98,7 @@ export class Notifier {
       });
       notification.addEventListener("click", () => {
         window.focus();
+        this.open(interaction);
         notification.close();
       });
     } catch {
