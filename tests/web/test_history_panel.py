@@ -9,7 +9,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 from tests.web._labelled import agent_of, titled_session
-from tests.web.conftest import LiveGateway, answer_url
+from tests.web.conftest import LiveGateway, answer_url, screenshot
 
 SECRET = "sk-live-NEVER-ON-SCREEN-9313"
 ASK = {
@@ -69,6 +69,7 @@ def test_history_lists_searches_and_exports_without_the_secret(
         )
         page.get_by_label("Search history").fill("")
         expect(entries).to_have_count(2)
+        screenshot(page.locator("#past"), "history-panel")
 
         with page.expect_download() as downloading:
             page.get_by_role("button", name="Export (JSON Lines)").click()
@@ -87,3 +88,31 @@ def test_history_lists_searches_and_exports_without_the_secret(
         expect(entries).to_have_count(3)
         expect(entries.nth(2)).to_contain_text("Decision: allowed")
         assert later.id
+
+
+def test_labels_and_history_fit_a_phone_screen(page: Page, gateway: LiveGateway) -> None:
+    page.set_viewport_size({"width": 390, "height": 844})
+    session = titled_session(gateway, {"title": "A rather long session title " * 6})
+    long_word = "x" * 300
+    with agent_of(gateway, session) as agent:
+        done = agent.ask(ASK, turn_id="t1")
+        agent.as_answerer(lambda c: c.answer(done.id, {"answers": {"db": long_word, "key": "k"}}))
+        agent.request_permission(
+            tool="bash",
+            summary="make deploy",
+            turn_id="t2",
+            context={
+                "agent": "deploy-bot " * 10,
+                "doing": long_word,
+                "tool": {"name": "bash", "input": long_word},
+            },
+        )
+        page.goto(answer_url(gateway, session))
+        expect(page.locator(".asked-by")).to_be_visible()
+        page.get_by_text("History of this session").click()
+        expect(page.locator(".past-entry")).to_have_count(1)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        for selector in ("#where", "#notify", "#conn", ".asked-by", "#past"):
+            box = page.locator(selector).bounding_box()
+            if box is not None:  # the Notify me control may be hidden
+                assert box["x"] >= 0 and box["x"] + box["width"] <= 390 + 0.5, (selector, box)

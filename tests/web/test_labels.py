@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 from tests.web._labelled import agent_of, titled_session
-from tests.web.conftest import ADMIN_TOKEN, LiveGateway, answer_url
+from tests.web.conftest import ADMIN_TOKEN, LiveGateway, answer_url, screenshot
 
 IMG = '<img src=x onerror="window.__pwned=1">'
 RLO = "\u202e"
@@ -54,7 +54,15 @@ def test_the_inbox_rows_show_the_title_and_the_agent(page: Page, gateway: LiveGa
     titled = titled_session(gateway, {"title": "Nightly release"})
     untitled = titled_session(gateway, {"owner": "ops"})
     with agent_of(gateway, titled) as one, agent_of(gateway, untitled) as two:
-        one.ask(ASK, turn_id="t1", context={"agent": "release-bot"})
+        one.ask(
+            ASK,
+            turn_id="t1",
+            context={
+                "agent": "release-bot",
+                "doing": "The release branch is ready; the billing migrations need a database.",
+                "tool": {"name": "ask_user_question", "input": {"questions": 1}},
+            },
+        )
         two.request_permission(tool="bash", summary="make deploy", turn_id="t1")
         page.goto(f"{gateway.url}/#token={ADMIN_TOKEN}")
         row = page.locator(".inbox-row", has_text="Nightly release")
@@ -65,3 +73,5 @@ def test_the_inbox_rows_show_the_title_and_the_agent(page: Page, gateway: LiveGa
         expect(other.locator(".inbox-agent")).to_have_count(0)
         row.locator("a").click()
         expect(page.locator("#where .session-title")).to_have_text("Session: Nightly release")
+        expect(page.locator(".asked-by .asked-doing")).to_contain_text("release branch")
+        screenshot(page.locator("#slot"), "asked-by")

@@ -65,7 +65,8 @@ export function askedBy(interaction) {
   const agent = context.agent ? cut(context.agent, 80) : null;
   parts.push(h("span", { class: "asked-agent", text: agent ? `${agent} asks` : "The agent asks" }));
   if (context.doing) {
-    parts.push(h("q", { class: "asked-doing", text: cut(context.doing, DOING_SHOWN) }));
+    const doing = cut(context.doing, DOING_SHOWN);
+    parts.push(h("q", { class: "asked-doing", title: doing, text: doing }));
   }
   if (context.tool && context.tool.name) {
     const input = context.tool.input ? ` ${cut(context.tool.input, 120)}` : "";
