@@ -3,6 +3,8 @@ never loses an entry, redirects and timeouts in the history, and context validat
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from midturn import InteractionContext, Runtime, UsageError, open_store
@@ -71,3 +73,22 @@ async def test_a_malformed_context_is_a_usage_error_and_parks_nothing() -> None:
         given = InteractionContext(agent="bot", doing="line one\r\nline\x07 two")
         parked, _ = await runtime.request_permission("s", tool="bash", summary="ls", context=given)
         assert parked.context == InteractionContext(agent="bot", doing="line one\nline two")
+
+
+async def test_the_question_tool_carries_the_hosts_context_to_the_person() -> None:
+    async with open_store("memory://") as store, Runtime(store) as runtime:
+        context = {"agent": "helper", "doing": "Choosing a colour for the logo."}
+        async with runtime.turn("s", "t1") as turn:
+            tool = asyncio.create_task(
+                turn.handle_tool_call(
+                    name="ask_user_question", tool_call_id="c1", tool_input=ASK, context=context
+                )
+            )
+            async for event in runtime.events("s"):
+                if event.type == "user_question_requested":
+                    break
+            (head,) = await runtime.queue("s")
+            assert head.context == InteractionContext(**context)
+            assert event.data["interaction"]["context"]["agent"] == "helper"
+            await runtime.answer(head.id, "Red")
+            assert "Red" in (await tool).text

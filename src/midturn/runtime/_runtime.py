@@ -665,9 +665,11 @@ class Runtime:
         tool_input: Mapping[str, Any] | str,
         turn_id: str | None = None,
         dialect: str = "midturn",
+        context: ContextInput | None = None,
     ) -> ToolOutput:
         """The whole tool for a host: validate, park, wait, render in the dialect. An
-        `InvalidAsk` becomes an `is_error` output the model can act on."""
+        `InvalidAsk` becomes an `is_error` output the model can act on. `context` says
+        who is asking (the agent, the turn's last assistant text; docs/contract.md)."""
         self._check_open()
         return await handle_tool_call(
             self,
@@ -678,6 +680,7 @@ class Runtime:
             turn_id=turn_id,
             dialect=dialect,
             cancel=self._host_cancel,
+            context=context,
         )
 
     async def _host_cancel(self, interaction_id: str) -> Settled:

@@ -59,6 +59,7 @@ class TurnHost(Asker, Protocol):
         tool_input: Mapping[str, Any] | str,
         turn_id: str | None = None,
         dialect: str = "midturn",
+        context: ContextInput | None = None,
     ) -> ToolOutput: ...
 
 
@@ -203,6 +204,7 @@ class Turn:
         tool_call_id: str,
         tool_input: Mapping[str, Any] | str,
         dialect: str = "midturn",
+        context: ContextInput | None = None,
     ) -> ToolOutput:
         return await self.runtime.handle_tool_call(
             self.session_id,
@@ -211,6 +213,7 @@ class Turn:
             tool_input=tool_input,
             turn_id=self.turn_id,
             dialect=dialect,
+            context=context,
         )
 
     async def stop(self, *, by: str | None = "host") -> list[Interaction]:
