@@ -4,6 +4,7 @@ keyset pages, the JSON Lines export), who may read it, and what bad parameters g
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from tests._postgres import fresh_schema
 from tests._servers import LiveGateway
 
-from midturn import AsyncClient, Forbidden
+from midturn import AsyncClient, Client, Forbidden
 
 from .conftest import ADMIN_TOKEN, StartGateway
 
@@ -267,3 +268,34 @@ async def test_long_context_text_is_cut_and_an_empty_one_is_null(gateway: LiveGa
     assert len(context.doing) <= 1000 and context.doing.endswith("word…")
     assert context.tool is not None and len(context.tool.input or "") <= 1000
     assert empty.context is None
+
+
+async def test_the_blocking_client_reads_the_label_the_history_and_the_export(
+    gateway: LiveGateway,
+) -> None:
+    one_question = {"questions": [{"question": "Go ahead?", "options": ["Yes", "No"]}]}
+
+    def work() -> tuple[Any, list[Any], str, Any]:
+        with Client(gateway.url, ADMIN_TOKEN) as admin:
+            made = admin.create_session({"title": "Blocking"})
+        sid = made.session_id
+        with (
+            Client(gateway.url, made.agent_token) as agent,
+            Client(gateway.url, made.answer_token) as person,
+        ):
+            parked, _ = agent.ask(sid, one_question, context={"agent": "sync-bot"})
+            person.answer(parked.id, "Yes")
+            return (
+                person.session(sid),
+                list(person.iter_history(sid, page_size=1)),
+                person.export_history(sid),
+                person.history_page(sid, query="no-such-word"),
+            )
+
+    label, entries, text, nothing = await asyncio.to_thread(work)
+    assert label.title == "Blocking"
+    assert [(e.status, e.context.agent, e.questions[0].answer) for e in entries] == [
+        ("answered", "sync-bot", "Yes")
+    ]
+    assert json.loads(text)["id"] == entries[0].id
+    assert nothing.entries == () and nothing.next_cursor is None
