@@ -92,3 +92,21 @@ async def test_the_question_tool_carries_the_hosts_context_to_the_person() -> No
             assert event.data["interaction"]["context"]["agent"] == "helper"
             await runtime.answer(head.id, "Red")
             assert "Red" in (await tool).text
+
+
+@pytest.mark.parametrize("query", ["", "red"])
+async def test_pages_split_exactly_and_the_last_one_says_so(query: str) -> None:
+    async with open_store("memory://") as store, Runtime(store) as runtime:
+        ids = []
+        for index in range(5):
+            parked, _ = await runtime.ask("s", ASK, tool_call_id=f"c{index}")
+            if index == 2:
+                continue  # a pending one in the middle: not history
+            await runtime.answer(parked.id, "Red")
+            ids.append(parked.id)
+        first = await runtime.history("s", query=query, limit=2)
+        assert [e.id for e in first.entries] == ids[:2] and first.next_cursor is not None
+        rest = await runtime.history("s", query=query, limit=2, after=first.next_cursor)
+        assert [e.id for e in rest.entries] == ids[2:] and rest.next_cursor is None
+        whole = await runtime.history("s", query=query, limit=4)
+        assert [e.id for e in whole.entries] == ids and whole.next_cursor is None

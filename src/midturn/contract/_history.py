@@ -92,16 +92,19 @@ class HistoryPage(_Model):
 
 
 def history_entry(interaction: Interaction) -> HistoryEntry:
-    """The history entry of an interaction (settled or not)."""
+    """The history entry of an interaction (settled or not). Built without a second
+    validation (`model_construct`): every value comes from the validated interaction,
+    and only display strings are taken from its result (`answer`, never
+    `secret_value`)."""
     questions: list[HistoryAnswer] = []
     message = None
-    result = interaction.result.without_secrets() if interaction.result is not None else None
+    result = interaction.result
     if interaction.ask is not None:
         answered = {answer.id: answer for answer in result.answers} if result else {}
         for question in interaction.ask.questions:
             answer = answered.get(question.id)
             questions.append(
-                HistoryAnswer(
+                HistoryAnswer.model_construct(
                     id=question.id,
                     header=question.header,
                     question=question.question,
@@ -113,16 +116,16 @@ def history_entry(interaction: Interaction) -> HistoryEntry:
     permission = None
     if interaction.permission is not None:
         request = interaction.permission
-        permission = HistoryPermission(
+        permission = HistoryPermission.model_construct(
             tool=request.tool, summary=request.summary, risk=request.risk
         )
     decision = None
     if interaction.decision is not None:
         settled = interaction.decision
-        decision = HistoryDecision(
+        decision = HistoryDecision.model_construct(
             decision=settled.decision, message=settled.message, auto=settled.auto
         )
-    return HistoryEntry(
+    return HistoryEntry.model_construct(
         id=interaction.id,
         kind=interaction.kind,
         status=interaction.status,
@@ -139,27 +142,34 @@ def history_entry(interaction: Interaction) -> HistoryEntry:
     )
 
 
-def _texts(entry: HistoryEntry) -> list[str]:
-    texts: list[str | None] = [entry.status, entry.message]
-    for item in entry.questions:
-        texts += [item.header, item.question, item.answer]
-    if entry.permission is not None:
-        texts += [entry.permission.tool, entry.permission.summary]
-    if entry.decision is not None:
-        texts += [entry.decision.decision, entry.decision.message]
-    if entry.context is not None:
-        context = entry.context
+def _texts(interaction: Interaction) -> list[str]:
+    """Every text of the interaction a person could search for (what its entry shows)."""
+    texts: list[str | None] = [interaction.status]
+    result = interaction.result
+    if interaction.ask is not None:
+        for question in interaction.ask.questions:
+            texts += [question.header, question.question]
+    if result is not None:
+        texts.append(result.message)
+        texts += [answer.answer for answer in result.answers]
+    if interaction.permission is not None:
+        texts += [interaction.permission.tool, interaction.permission.summary]
+    if interaction.decision is not None:
+        texts += [interaction.decision.decision, interaction.decision.message]
+    context = interaction.context
+    if context is not None:
         texts += [context.agent, context.doing]
         if context.tool is not None:
             texts += [context.tool.name, context.tool.input]
     return [text for text in texts if text]
 
 
-def history_matches(entry: HistoryEntry, query: str) -> bool:
-    """Whether every word of `query` appears (case-insensitively) in the entry's text:
-    its questions, answers, tool, summary, decision, message and context."""
+def history_matches(interaction: Interaction, query: str) -> bool:
+    """Whether every word of `query` appears (case-insensitively) in the interaction's
+    text as its history entry shows it: its questions, answers, tool, summary, decision,
+    chat reply and context."""
     words = query.casefold().split()
     if not words:
         return True
-    text = "\n".join(_texts(entry)).casefold()
+    text = "\n".join(_texts(interaction)).casefold()
     return all(word in text for word in words)

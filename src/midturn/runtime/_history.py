@@ -26,31 +26,25 @@ async def read_history(
 ) -> HistoryPage:
     """Up to `limit` settled interactions of the session after the interaction `after`,
     oldest first, whose text matches `query`. Raises `UsageError` for an unknown
-    cursor (the store's)."""
+    cursor (the store's).
+
+    Without a query it reads `limit + 1` rows (the one more says whether a page
+    follows); with one, batches of `SCAN_BATCH`, and only a match becomes an entry."""
     entries: list[HistoryEntry] = []
     scanned = 0
     cursor = after
+    searching = bool(query.split())
     while scanned < scan_limit:
-        wanted = min(SCAN_BATCH, scan_limit - scanned)
+        need = limit - len(entries)
+        wanted = min(scan_limit - scanned, SCAN_BATCH if searching and need else need + 1)
         batch = await store.list_interactions(session_id=session_id, limit=wanted, after=cursor)
         for interaction in batch:
+            if len(entries) == limit:  # one more follows: the page is full
+                return HistoryPage(entries=tuple(entries), next_cursor=cursor)
             scanned += 1
             cursor = interaction.id
-            if interaction.pending:
-                continue
-            entry = history_entry(interaction)
-            if history_matches(entry, query):
-                entries.append(entry)
-                if len(entries) == limit:
-                    return HistoryPage(
-                        entries=tuple(entries), next_cursor=await _more(store, session_id, cursor)
-                    )
+            if not interaction.pending and history_matches(interaction, query):
+                entries.append(history_entry(interaction))
         if len(batch) < wanted:
             return HistoryPage(entries=tuple(entries), next_cursor=None)
     return HistoryPage(entries=tuple(entries), next_cursor=cursor)
-
-
-async def _more(store: Store, session_id: str, cursor: str) -> str | None:
-    """`cursor` when any interaction of the session follows it, else None."""
-    following = await store.list_interactions(session_id=session_id, limit=1, after=cursor)
-    return cursor if following else None
