@@ -4,6 +4,8 @@ agent's name, what it was doing, the tool call — as text, without bidi control
 
 from __future__ import annotations
 
+import json
+
 from playwright.sync_api import Page, expect
 from tests.web._labelled import agent_of, titled_session
 from tests.web.conftest import ADMIN_TOKEN, LiveGateway, answer_url, screenshot
@@ -16,7 +18,15 @@ ASK = {"questions": [{"question": "Which database?", "options": ["PostgreSQL", "
 def test_the_header_and_the_tray_say_which_session_and_who_is_asking(
     page: Page, gateway: LiveGateway
 ) -> None:
-    session = titled_session(gateway, {"title": f"Billing {RLO}service{IMG}"})
+    session = titled_session(
+        gateway,
+        {
+            "title": f"Billing {RLO}service{IMG}",
+            "team": "payments",
+            "ticket": 42,
+            "repo": {"name": f"billing{IMG}"},
+        },
+    )
     with agent_of(gateway, session) as agent:
         agent.ask(
             ASK,
@@ -32,6 +42,10 @@ def test_the_header_and_the_tray_say_which_session_and_who_is_asking(
         expect(where.locator(".session-title")).to_have_text(f"Session: Billing service{IMG}")
         expect(where.locator(".session-id")).to_have_text(session.session_id[:13] + "…")
         assert where.get_attribute("title") == session.session_id
+        nested = json.dumps({"name": f"billing{IMG}"}, separators=(",", ":"))
+        expect(page.locator(".session-meta")).to_have_text(
+            f"team: payments · ticket: 42 · repo: {nested}"
+        )
         asked = page.locator(".asked-by")
         expect(asked.locator(".asked-agent")).to_have_text(f"release-bot{IMG} asks")
         expect(asked.locator(".asked-doing")).to_have_text(

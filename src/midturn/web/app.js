@@ -5,7 +5,7 @@
 import { Api, forgetCredential, isSettledEvent, rememberToken, takeCredential, tokenFrom } from "./api.js";
 import { announce, h, plain, setText } from "./dom.js";
 import { HistoryPanel } from "./history.js";
-import { Labels, agentName, askedBy, sessionName, showSession } from "./labels.js";
+import { Labels, agentName, askedBy, metaLine, sessionName, showSession } from "./labels.js";
 import { Notifier } from "./notify.js";
 import { LiveQueue } from "./live.js";
 import { PermissionTray } from "./permission.js";
@@ -71,6 +71,8 @@ class SessionView {
       if (current !== this) return;
       showSession($("where"), info, this.sessionId);
       setText($("session-title"), `Session ${sessionName(info, this.sessionId)}`);
+      this.meta = metaLine(info); // the rest of the meta given at creation
+      if (this.meta) $("past").before(this.meta);
     });
     this.past = new HistoryPanel(api, this.sessionId, $("past"));
     this.history.replaceChildren();
@@ -82,6 +84,7 @@ class SessionView {
   stop() {
     this.queue.stop();
     this.past.stop();
+    if (this.meta) this.meta.remove();
     this.draft.removeEventListener("input", this.onDraft);
     this.closeTray();
     $("session-view").hidden = true;

@@ -51,6 +51,23 @@ export function showSession(node, info, sessionId, prefix = "Session") {
   node.title = plain(sessionId);
 }
 
+const META_SHOWN = 6;
+
+// The rest of the meta given at creation, as one line ("team: payments · ticket: 42"),
+// or null when there is nothing but the title. Nested values show as compact JSON, cut.
+export function metaLine(info) {
+  const meta = info && info.meta && typeof info.meta === "object" ? info.meta : {};
+  const keys = Object.keys(meta).filter((key) => key !== "title");
+  if (!keys.length) return null;
+  const parts = keys.slice(0, META_SHOWN).map((key) => {
+    const value = meta[key];
+    const text = typeof value === "string" ? value : JSON.stringify(value);
+    return `${cut(key, 40)}: ${cut(text, 60)}`;
+  });
+  if (keys.length > META_SHOWN) parts.push(`${keys.length - META_SHOWN} more`);
+  return h("p", { class: "session-meta", text: parts.join(" · ") });
+}
+
 // "release-bot", or null when the host named no agent.
 export function agentName(interaction) {
   const context = interaction && interaction.context;
