@@ -85,6 +85,7 @@ class SessionView {
     this.queue.stop();
     this.past.stop();
     if (this.meta) this.meta.remove();
+    $("where").removeAttribute("title");
     this.draft.removeEventListener("input", this.onDraft);
     this.closeTray();
     $("session-view").hidden = true;
