@@ -6,6 +6,7 @@ import { Api, forgetCredential, rememberToken, takeCredential, tokenFrom } from 
 import { announce, h, plain, setText } from "./dom.js";
 import { LiveQueue } from "./live.js";
 import { PermissionTray } from "./permission.js";
+import { installShortcuts } from "./keys.js";
 import { QuestionTray } from "./questions.js";
 import { eventLine, headline } from "./text.js";
 
@@ -16,10 +17,19 @@ let role = null;
 let tokenSession = null;
 let api = null;
 
+const CONNECTION_TEXT = { live: "Live", down: "Reconnecting…", connecting: "Connecting…", off: "Not connected" };
+
 function setConnection(state) {
   const node = $("conn");
-  setText(node, state === "live" ? "Live" : "Reconnecting…");
+  setText(node, CONNECTION_TEXT[state]);
   node.className = `conn conn-${state}`;
+}
+
+// Close the open view and its event stream (before another opens, or on a failure).
+function closeView() {
+  if (current) current.stop();
+  current = null;
+  setConnection("off");
 }
 
 // The tab title counts what waits, so a background tab shows it.
@@ -28,6 +38,7 @@ function setTitle(view, waiting) {
 }
 
 function fail(message) {
+  closeView();
   for (const view of ["inbox-view", "session-view", "signin"]) $(view).hidden = true;
   $("problem").hidden = false;
   setText($("problem-text"), message);
@@ -63,6 +74,7 @@ class SessionView {
     $("back").hidden = role !== "admin";
     setText($("where"), `Session ${this.sessionId}`);
     this.history.replaceChildren();
+    this.say("");
     this.draft.value = sessionStorage.getItem(this.draftKey) || "";
     this.draft.addEventListener("input", this.onDraft);
     this.queue.start();
@@ -303,6 +315,10 @@ async function linkedSession(interactionId) {
 
 async function route() {
   const credential = takeCredential(window.location, window.history, sessionStorage);
+  // Every link opened in this tab rebuilds the view; one with a new token also asks
+  // the gateway again whose token it is (another session's answer_url, the admin link).
+  closeView();
+  if (credential.fresh) role = null;
   if (!credential.token) {
     if (credential.interaction) {
       signIn("");
@@ -333,12 +349,13 @@ async function route() {
     sessionId = await linkedSession(credential.interaction);
     if (sessionId === null) return;
   }
-  if (current) current.stop();
   $("problem").hidden = true;
   $("signin").hidden = true;
+  setConnection("connecting");
   current = sessionId ? new SessionView(sessionId, credential.interaction) : new InboxView();
   current.start();
 }
 
+installShortcuts(document.querySelector(".bar"), $("conn"));
 window.addEventListener("hashchange", route);
 route();

@@ -44,3 +44,11 @@ export function displayAnswer(question, state) {
   if (parts.length === 0) return question.multi && question.min_choices === 0 && state.touched ? "(none)" : null;
   return parts.join(", ");
 }
+
+// Whether a question's state would go in as skipped (nothing chosen or typed), the rule
+// answerPayload() in api.js applies.
+export function unanswered(question, state) {
+  if (question.kind === "text") return state.text.trim() === "";
+  if (state.selected.size > 0 || (state.other && state.otherText.trim() !== "")) return false;
+  return !(question.multi && question.min_choices === 0 && state.touched);
+}
