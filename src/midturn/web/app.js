@@ -274,9 +274,15 @@ class InboxView {
 // -- routing ----------------------------------------------------------------------------
 
 // A `#interaction=` link without a token in this tab: ask for one (never in the URL).
-function signIn(problem) {
+// The page opened without any link (an installed app's start) asks the same way.
+const INTERACTION_LEAD = $("signin-text").textContent;
+const NO_LINK_LEAD =
+  "Paste the link the gateway printed (it ends in #token=…) or a session's answer_url. It stays in this tab only.";
+
+function signIn(problem, lead = null) {
   for (const view of ["inbox-view", "session-view", "problem"]) $(view).hidden = true;
   $("signin").hidden = false;
+  if (lead !== null) setText($("signin-text"), lead);
   setText($("signin-error"), problem || "");
   $("signin-error").hidden = !problem;
   $("signin-token").value = "";
@@ -320,11 +326,7 @@ async function route() {
   closeView();
   if (credential.fresh) role = null;
   if (!credential.token) {
-    if (credential.interaction) {
-      signIn("");
-      return;
-    }
-    fail("Open the link the gateway printed (it ends in #token=…), or a session's answer_url.");
+    signIn("", credential.interaction ? INTERACTION_LEAD : NO_LINK_LEAD);
     return;
   }
   api = new Api(credential.token);
