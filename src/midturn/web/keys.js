@@ -115,8 +115,7 @@ function section(title, rows) {
     h("h3", { text: title }),
     h(
       "table",
-      { class: "shortcuts" },
-      h("thead", { class: "visually-hidden" }, h("tr", {}, h("th", { scope: "col", text: "Key" }), h("th", { scope: "col", text: "Does" }))),
+      { class: "shortcuts", "aria-label": `${title}: keys and what they do` },
       h(
         "tbody",
         {},

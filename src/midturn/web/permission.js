@@ -27,7 +27,7 @@ export class PermissionTray {
       type: "text",
       class: "deny-note",
       autocomplete: "off",
-      placeholder: "Note for the agent (sent with Deny)",
+      placeholder: "Note (sent with Deny)",
       "aria-label": "Note for the agent, sent with Deny",
       maxlength: 2000,
     });
