@@ -44,8 +44,10 @@ def test_number_keys_arrows_and_esc_in_the_question_tray(
     page.keyboard.press("3")
     expect(tray.get_by_role("radio", name="MySQL")).to_be_checked()
     expect(tray.get_by_role("radio", name="MySQL")).to_be_focused()
+    tray.get_by_role("button", name="Stop turn").focus()  # anywhere in the tray
     page.keyboard.press("2")
     expect(tray.get_by_role("radio", name="SQLite")).to_be_checked()
+    expect(tray.get_by_role("radio", name="SQLite")).to_be_focused()
     expect(tray.locator(".progress")).to_have_text("1 / 2")  # a pick never moves on
 
     page.keyboard.press("ArrowRight")  # next question

@@ -125,5 +125,6 @@ def test_a_refused_link_closes_the_old_stream(
     shows_session(page, session)
     page.evaluate("() => { window.location.hash = 'token=not-a-token-at-all'; }")
     expect(page.locator("#problem")).to_be_visible()
-    expect(page.locator("#conn")).not_to_have_text("Live")
+    expect(page.locator("#conn")).to_have_text("Not connected")
+    expect(page.locator("#where")).not_to_contain_text(session.session_id)
     assert "token=" not in page.url

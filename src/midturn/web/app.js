@@ -30,6 +30,7 @@ function closeView() {
   if (current) current.stop();
   current = null;
   setConnection("off");
+  setText($("where"), "");
 }
 
 // The tab title counts what waits, so a background tab shows it.

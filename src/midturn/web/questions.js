@@ -402,11 +402,12 @@ export class QuestionTray {
       }
       return;
     }
-    if (!this.body.contains(target) || event.altKey) return;
+    if (event.altKey) return;
+    const inStep = this.body.contains(target);
     const choice = isChoice(target);
     if (event.key === "Enter") {
       const area = target.tagName === "TEXTAREA";
-      if (area ? !(event.ctrlKey || event.metaKey) : !(choice || typing)) return;
+      if (!inStep || (area ? !(event.ctrlKey || event.metaKey) : !(choice || typing))) return;
       event.preventDefault();
       if (choice) this.pickFocused(target);
       this.forward();
@@ -414,8 +415,11 @@ export class QuestionTray {
     }
     if (typing || event.ctrlKey || event.metaKey || this.reviewing) return;
     if (/^[1-9]$/.test(event.key)) {
+      // anywhere in the tray (an option, Next, Stop turn…), but never in a text field
       event.preventDefault();
       this.pickNumber(Number(event.key) - 1);
+    } else if (!inStep) {
+      return;
     } else if (choice && target.type === "checkbox" && (event.key === "ArrowDown" || event.key === "ArrowUp")) {
       event.preventDefault();
       moveFocus(this.choiceInputs(), target, event.key === "ArrowDown" ? 1 : -1);
