@@ -153,3 +153,41 @@ def test_a_dark_mode_journey(
         assert [a.answer for a in settled.result.answers] == ["PostgreSQL", "Auth"]
         expect(page.locator("#draft")).to_be_focused()
         assert_accessible(page, "the session view in dark mode")
+
+
+def test_a_tall_question_scrolls_inside_the_tray_and_the_actions_stay_on_a_phone(
+    browser: Any, gateway: LiveGateway, session: Session, agent: Agent
+) -> None:
+    long = "A description long enough to wrap onto three or four lines on a phone screen. " * 2
+    ask = {
+        "questions": [
+            {
+                "id": "plan",
+                "header": "Plan",
+                "question": "Which migration plan should the agent follow tonight?",
+                "options": [{"label": f"Plan {n}", "description": long} for n in "ABCD"],
+            },
+            {"id": "why", "header": "Why", "question": "Anything the agent should know?"},
+        ]
+    }
+    agent.ask(ask, turn_id="t1")
+    phone = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+    with open_page(browser, **phone) as page:
+        page.goto(answer_url(gateway, session))
+        tray = page.locator(".tray-ask")
+        expect(tray).to_be_visible()
+        step = tray.locator(".step").evaluate("e => [e.scrollHeight, e.clientHeight]")
+        assert step[0] > step[1], f"the question should scroll inside the tray: {step}"
+        nav = tray.locator(".nav").bounding_box()
+        assert nav is not None
+        assert nav["y"] > 844 / 2 and nav["y"] + nav["height"] <= 844, nav
+        page_height = page.evaluate("[document.documentElement.scrollHeight, innerHeight]")
+        assert page_height[0] <= page_height[1], f"the page itself scrolls: {page_height}"
+        fits(page)
+        # The last option is reachable by touch: scroll it into view and tap it.
+        last = tray.locator(".option", has_text="Plan D")
+        last.scroll_into_view_if_needed()
+        last.tap()
+        expect(tray.get_by_role("radio", name="Plan D")).to_be_checked()
+        tray.get_by_role("button", name="Next").tap()
+        expect(tray.locator(".progress")).to_have_text("2 / 2")

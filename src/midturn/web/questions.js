@@ -9,7 +9,7 @@
 
 import { answerPayload } from "./api.js";
 import { ChatBox } from "./chat.js";
-import { checkQuestion, choiceHint, displayAnswer, unanswered } from "./choices.js";
+import { checkQuestion, choiceHint, displayAnswer, nothingYet, preselected, unanswered } from "./choices.js";
 import { countdown, h, setText, uid } from "./dom.js";
 import { isChoice, isTextField, moveFocus } from "./keys.js";
 
@@ -460,16 +460,4 @@ export class QuestionTray {
     input.checked = input.type === "radio" ? true : !input.checked;
     input.dispatchEvent(new Event("change"));
   }
-}
-
-// The options a question starts with: its recommendation, if it has one.
-function preselected(question) {
-  if (question.kind === "text" || !Number.isInteger(question.recommended)) return [];
-  return question.recommended >= 0 && question.recommended < question.options.length ? [question.recommended] : [];
-}
-
-function nothingYet(question) {
-  return question.kind === "text"
-    ? "Nothing is typed yet. Type an answer, or press Skip question to leave it unanswered."
-    : "Nothing is chosen yet. Choose an option, or press Skip question to leave it unanswered.";
 }
