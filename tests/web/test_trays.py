@@ -236,7 +236,7 @@ def test_every_tray(
     where = f"{tray.name} ({scheme}, {'phone' if phone else 'laptop'})"
     for page in look(browser, url, tray.shown, where, scheme, phone):
         if tray.name == "permission-high":  # the details open too
-            page.locator("details summary").click()
+            page.locator(".tray-permission details summary").click()
             expect(page.locator(".details-body")).to_be_visible()
             assert_accessible(page, f"{where}, details open")
             no_sideways_scroll(page, where)
