@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mimetypes
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ from midturn.store import Store
 __all__ = ["WEB_DIR", "create_app"]
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+# The inbox's web app manifest, whatever the host's MIME table says (browsers want it).
+mimetypes.add_type("application/manifest+json", ".webmanifest")
 
 
 def create_app(

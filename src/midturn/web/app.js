@@ -9,6 +9,7 @@ import { Labels, agentName, askedBy, metaLine, sessionName, showSession } from "
 import { Notifier } from "./notify.js";
 import { LiveQueue } from "./live.js";
 import { PermissionTray } from "./permission.js";
+import { installShortcuts } from "./keys.js";
 import { QuestionTray } from "./questions.js";
 import { eventLine, headline } from "./text.js";
 
@@ -21,10 +22,20 @@ let api = null;
 let labels = null; // session titles (labels.js)
 let notifier = null; // browser notifications (notify.js), one for the tab
 
+const CONNECTION_TEXT = { live: "Live", down: "Reconnecting…", connecting: "Connecting…", off: "Not connected" };
+
 function setConnection(state) {
   const node = $("conn");
-  setText(node, state === "live" ? "Live" : "Reconnecting…");
+  setText(node, CONNECTION_TEXT[state]);
   node.className = `conn conn-${state}`;
+}
+
+// Close the open view and its event stream (before another opens, or on a failure).
+function closeView() {
+  if (current) current.stop();
+  current = null;
+  setConnection("off");
+  setText($("where"), "");
 }
 
 // The tab title counts what waits, so a background tab shows it.
@@ -33,6 +44,7 @@ function setTitle(view, waiting) {
 }
 
 function fail(message) {
+  closeView();
   for (const view of ["inbox-view", "session-view", "signin"]) $(view).hidden = true;
   $("problem").hidden = false;
   setText($("problem-text"), message);
@@ -76,6 +88,7 @@ class SessionView {
     });
     this.past = new HistoryPanel(api, this.sessionId, $("past"));
     this.history.replaceChildren();
+    this.say("");
     this.draft.value = sessionStorage.getItem(this.draftKey) || "";
     this.draft.addEventListener("input", this.onDraft);
     this.queue.start();
@@ -289,9 +302,15 @@ class InboxView {
 // -- routing ----------------------------------------------------------------------------
 
 // A `#interaction=` link without a token in this tab: ask for one (never in the URL).
-function signIn(problem) {
+// The page opened without any link (an installed app's start) asks the same way.
+const INTERACTION_LEAD = $("signin-text").textContent;
+const NO_LINK_LEAD =
+  "Paste the link the gateway printed (it ends in #token=…) or a session's answer_url. It stays in this tab only.";
+
+function signIn(problem, lead = null) {
   for (const view of ["inbox-view", "session-view", "problem"]) $(view).hidden = true;
   $("signin").hidden = false;
+  if (lead !== null) setText($("signin-text"), lead);
   setText($("signin-error"), problem || "");
   $("signin-error").hidden = !problem;
   $("signin-token").value = "";
@@ -330,12 +349,12 @@ async function linkedSession(interactionId) {
 
 async function route() {
   const credential = takeCredential(window.location, window.history, sessionStorage);
+  // Every link opened in this tab rebuilds the view; one with a new token also asks
+  // the gateway again whose token it is (another session's answer_url, the admin link).
+  closeView();
+  if (credential.fresh) role = null;
   if (!credential.token) {
-    if (credential.interaction) {
-      signIn("");
-      return;
-    }
-    fail("Open the link the gateway printed (it ends in #token=…), or a session's answer_url.");
+    signIn("", credential.interaction ? INTERACTION_LEAD : NO_LINK_LEAD);
     return;
   }
   api = new Api(credential.token);
@@ -369,12 +388,13 @@ async function route() {
     sessionId = await linkedSession(credential.interaction);
     if (sessionId === null) return;
   }
-  if (current) current.stop();
   $("problem").hidden = true;
   $("signin").hidden = true;
+  setConnection("connecting");
   current = sessionId ? new SessionView(sessionId, credential.interaction) : new InboxView();
   current.start();
 }
 
+installShortcuts(document.querySelector(".bar"), $("conn"));
 window.addEventListener("hashchange", route);
 route();
