@@ -6,9 +6,11 @@ tool results, the final `result`). No `claude` binary, no network."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -16,11 +18,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_agent_sdk import ClaudeAgentOptions, Transport, UserMessage, query
-from claude_agent_sdk.types import ToolResultBlock
+from claude_agent_sdk import ClaudeAgentOptions, query
 from tests._servers import SAFETY_S, start_gateway
+from tests.adapters._claude_code_cli import (
+    ASK,
+    QUESTION,
+    Call,
+    ScriptedClaudeCode,
+    tool_results,
+)
 
-from midturn import Asker, AsyncClient, Runtime
+from midturn import Asker, AsyncClient, Interaction, Runtime
 from midturn.adapters.claude_agent import MidturnPermissions
 from midturn.store import open_store
 from midturn.testing import (
@@ -34,162 +42,7 @@ from midturn.testing import (
 )
 
 ADMIN = "claude-agent-admin-0123456789abcdef"
-QUESTION = "Which database should the service use?"
-ASK: dict[str, Any] = {
-    "questions": [
-        {
-            "question": QUESTION,
-            "header": "Database",
-            "options": [
-                {"label": "PostgreSQL", "description": "Managed, scales out"},
-                {"label": "SQLite", "description": "Embedded, zero setup"},
-            ],
-            "multiSelect": False,
-        }
-    ]
-}
-Call = tuple[str, dict[str, Any], str]  # tool name, input, tool_use_id
-
-
-class ScriptedClaudeCode(Transport):
-    """Claude Code's side of the stream-json protocol, scripted. Each step is the tool
-    calls of one model step: their `can_use_tool` requests go out together, and once the
-    SDK has answered all of them each allowed call "runs" (its tool result goes back into
-    the conversation, as Claude Code reports it), then the run ends with a `result`."""
-
-    def __init__(self, steps: list[list[Call]], *, agent_id: str | None = None) -> None:
-        self.steps = steps
-        self.agent_id = agent_id
-        self.decisions: dict[str, dict[str, Any]] = {}  # tool_use_id → the SDK's response
-        self.ran: list[tuple[str, dict[str, Any]]] = []  # the tools that ran, with their input
-        self._out: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self._play: asyncio.Task[None] | None = None
-
-    async def connect(self) -> None:
-        pass
-
-    def is_ready(self) -> bool:
-        return True
-
-    async def write(self, data: str) -> None:
-        for line in data.splitlines():
-            message = json.loads(line)
-            if message["type"] == "control_request":
-                self._reply(message)
-            elif message["type"] == "control_response":
-                response = message["response"]
-                self._waiting.pop(response["request_id"]).set_result(response)
-            elif message["type"] == "user" and self._play is None:
-                self._play = asyncio.create_task(self._run())
-
-    def _reply(self, request: dict[str, Any]) -> None:
-        self._out.put_nowait(
-            {
-                "type": "control_response",
-                "response": {
-                    "subtype": "success",
-                    "request_id": request["request_id"],
-                    "response": {},
-                },
-            }
-        )
-
-    async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
-        for number, step in enumerate(self.steps):
-            asked: list[tuple[Call, asyncio.Future[dict[str, Any]]]] = []
-            for index, call in enumerate(step):
-                name, tool_input, tool_use_id = call
-                request_id = f"cli-{number}-{index}"
-                self._waiting[request_id] = future = loop.create_future()
-                asked.append((call, future))
-                request: dict[str, Any] = {
-                    "subtype": "can_use_tool",
-                    "tool_name": name,
-                    "input": tool_input,
-                    "tool_use_id": tool_use_id,
-                    "permission_suggestions": [],
-                }
-                if self.agent_id:
-                    request["agent_id"] = self.agent_id
-                self._out.put_nowait(
-                    {"type": "control_request", "request_id": request_id, "request": request}
-                )
-            for (name, _, tool_use_id), future in asked:
-                response = await future
-                decision = response.get("response", {"error": response.get("error")})
-                self.decisions[tool_use_id] = decision
-                self._out.put_nowait(self._tool_result(name, tool_use_id, decision))
-        self._out.put_nowait(
-            {
-                "type": "result",
-                "subtype": "success",
-                "duration_ms": 1,
-                "duration_api_ms": 1,
-                "is_error": False,
-                "num_turns": len(self.steps),
-                "session_id": "scripted",
-                "result": "done",
-            }
-        )
-
-    def _tool_result(self, name: str, tool_use_id: str, decision: dict[str, Any]) -> dict[str, Any]:
-        """What Claude Code puts in the conversation for the call: the tool's output when
-        it was allowed, the deny message when not."""
-        if decision.get("behavior") == "allow":
-            updated = decision["updatedInput"]
-            self.ran.append((name, updated))
-            if name == "AskUserQuestion":
-                pairs = ", ".join(f'"{q}"="{a}"' for q, a in updated.get("answers", {}).items())
-                text = f"User has answered your questions: {pairs}."
-            else:
-                text = f"ran {updated.get('command')}"
-            error = False
-        else:
-            text, error = str(decision.get("message") or decision), True
-        return {
-            "type": "user",
-            "message": {
-                "role": "user",
-                "content": [
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": tool_use_id,
-                        "content": text,
-                        "is_error": error,
-                    }
-                ],
-            },
-            "session_id": "scripted",
-            "parent_tool_use_id": None,
-        }
-
-    async def read_messages(self) -> AsyncIterator[dict[str, Any]]:
-        while (message := await self._out.get()) is not None:
-            yield message
-
-    async def end_input(self) -> None:
-        """Claude Code exits once its stdin closes and the run is over: end the stream."""
-        if self._play is not None:
-            await self._play
-        self._out.put_nowait(None)
-
-    async def close(self) -> None:
-        if self._play is not None and not self._play.done():
-            self._play.cancel()
-        self._out.put_nowait(None)
-
-
-def tool_results(messages: list[Any]) -> dict[str, list[Any]]:
-    """tool_use_id → the tool result blocks the host's history holds for it."""
-    found: dict[str, list[Any]] = {}
-    for message in messages:
-        if isinstance(message, UserMessage) and isinstance(message.content, list):
-            for block in message.content:
-                if isinstance(block, ToolResultBlock):
-                    found.setdefault(block.tool_use_id, []).append(block.content)
-    return found
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def run(permissions: MidturnPermissions, cli: ScriptedClaudeCode) -> list[Any]:
@@ -304,6 +157,97 @@ async def test_3_permissions_allow_deny_allow_for_turn(side: Midturn) -> None:
     assert cli.decisions["toolu_c"]["behavior"] == "allow"
     assert cli.decisions["toolu_d"]["behavior"] == "allow"
     assert [name for name, _ in cli.ran] == ["Bash", "Write", "Write"]
+
+
+# -- 4 ---------------------------------------------------------------------------------
+
+
+def _worker(phase: str, *argv: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.adapters._claude_agent_worker", phase, *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+async def _first_ask(worker: subprocess.Popen[str], reader: Any, session_id: str) -> Interaction:
+    """The worker's ask, once it is parked: after Claude Code's request went out, the
+    gateway's (or the file's) queue holds it."""
+    assert worker.stdout is not None
+    sent = await asyncio.wait_for(asyncio.to_thread(worker.stdout.readline), SAFETY_S * 4)
+    assert sent == "requested toolu_4\n", worker.stderr and worker.stderr.read()
+    for _ in range(int(SAFETY_S / 0.05)):
+        if queue := await reader.queue(session_id):
+            (parked,) = queue
+            found: Interaction = parked
+            return found
+        await asyncio.sleep(0.05)
+    raise AssertionError("the worker never parked its ask")
+
+
+@pytest.mark.parametrize(
+    ("where", "answered"),
+    [("sqlite", "while_dead"), ("gateway", "while_dead"), ("gateway", "after_restart")],
+)
+async def test_4_killed_between_ask_and_answer_resumes(
+    tmp_path: Path, where: str, answered: str
+) -> None:
+    """The host process dies while Claude Code waits on `can_use_tool`; the person answers
+    while no host runs (or once the new one waits); the restarted host resumes the
+    session, Claude Code sends the request it kept again (same `tool_use_id`), and the
+    callback finds the ask by that id: settled, or still pending and waited on."""
+    db_url = f"sqlite:///{tmp_path / 'midturn.db'}"
+    async with contextlib.AsyncExitStack() as stack:
+        if where == "gateway":
+            gateway = start_gateway(db_url, ADMIN)
+            stack.callback(gateway.stop)
+            admin = await stack.enter_async_context(AsyncClient(gateway.url, ADMIN))
+            session = await admin.create_session({"client": "claude-agent"})
+            session_id = session.session_id
+            person: Any = await stack.enter_async_context(
+                AsyncClient(gateway.url, session.answer_token)
+            )
+            argv = ["gateway", gateway.url, session.agent_token, session_id]
+        else:
+            session_id = "s4"
+            store = await stack.enter_async_context(open_store(db_url))
+            person = await stack.enter_async_context(Runtime(store))
+            argv = ["sqlite", db_url, "-", session_id]
+        first = _worker("start", *argv)
+        try:
+            asked = await _first_ask(first, person, session_id)
+        finally:
+            first.kill()
+            first.communicate(timeout=SAFETY_S)
+        assert first.returncode == -signal.SIGKILL
+        assert asked.kind == "ask" and asked.tool_call_id == "toolu_4"
+        if answered == "while_dead":
+            await person.answer(asked.id, "SQLite")  # while no host process runs
+        second = _worker("resume", *argv)
+        assert second.stdout is not None
+        sent = await asyncio.to_thread(second.stdout.readline)
+        assert sent == "requested toolu_4\n"  # Claude Code sent the kept card again
+        if answered == "after_restart":
+            await person.answer(asked.id, "SQLite")
+        out, err = await asyncio.to_thread(second.communicate, timeout=SAFETY_S * 6)
+        assert second.returncode == 0, err
+        done = json.loads(out.strip().splitlines()[-1])
+    assert done["requests"]["toolu_4"]["suppress_always_allow_rule"] is True  # the kept card
+    decision = done["decisions"]["toolu_4"]
+    assert decision["behavior"] == "allow"
+    assert decision["updatedInput"]["answers"] == {QUESTION: "SQLite"}
+    assert done["results"] == {
+        "toolu_4": [f'User has answered your questions: "{QUESTION}"="SQLite".']
+    }
+    async with open_store(db_url) as store:
+        interactions = await store.list_interactions(session_id=session_id)
+        events = await store.read_events(session_id=session_id)
+    assert [(i.kind, i.status, i.tool_call_id) for i in interactions] == [
+        ("ask", "answered", "toolu_4")
+    ]
+    assert [e.type for e in events].count("user_question_requested") == 1  # asked once
 
 
 async def test_5_two_asks_in_one_step_fifo(runtime_side: Midturn) -> None:
