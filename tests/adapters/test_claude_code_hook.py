@@ -77,7 +77,14 @@ async def person(gateway: LiveGateway) -> AsyncIterator[AsyncClient]:
 class Hook:
     """`midturn hook claude-code` started with a payload on stdin."""
 
-    def __init__(self, state: Path, gateway: str, data: dict[str, Any], **env: str) -> None:
+    def __init__(
+        self,
+        state: Path,
+        gateway: str,
+        data: dict[str, Any],
+        args: list[str] | None = None,
+        **env: str,
+    ) -> None:
         environment = {
             **os.environ,
             "MIDTURN_GATEWAY": gateway,
@@ -87,8 +94,10 @@ class Hook:
             **env,
         }
         environment.pop("MIDTURN_AGENT_TOKEN", None)
+        if "MIDTURN_HOOK_UNATTENDED" not in env:
+            environment.pop("MIDTURN_HOOK_UNATTENDED", None)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "midturn.cli", "hook", "claude-code"],
+            [sys.executable, "-m", "midturn.cli", "hook", "claude-code", *(args or [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -279,23 +288,267 @@ async def test_a_malformed_question_is_denied_with_problems_the_model_can_fix(
     assert await person.inbox() == []
 
 
-def test_the_settings_json_in_the_docs_is_valid_and_names_the_command() -> None:
+async def test_the_settings_json_in_the_docs_is_valid_and_every_entry_runs(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    """The page's `settings.json` registers the hook for every event it handles, each
+    entry's command runs as Claude Code would run it for that event, and the whole turn
+    (prompt, a permission allowed for the turn, its next call, stop) works through it."""
     page = (ROOT / "docs" / "adapters" / "claude-code.md").read_text()
     blocks = re.findall(r"```json\n(.*?)```", page, re.S)
     settings = json.loads(blocks[0])
-    commands = [
-        hook["command"]
-        for entries in settings["hooks"].values()
-        for entry in entries
-        for hook in entry["hooks"]
-    ]
-    assert set(settings["hooks"]) == {"PreToolUse", "PermissionRequest"}
-    assert commands and all(c.startswith("midturn hook claude-code") for c in commands)
-    shown = subprocess.run(
-        [sys.executable, "-m", "midturn.cli", *commands[0].split()[1:], "--help"],
+    assert set(settings["hooks"]) == {"PreToolUse", "PermissionRequest", "UserPromptSubmit", "Stop"}
+    entries = {
+        event: [hook for entry in found for hook in entry["hooks"]]
+        for event, found in settings["hooks"].items()
+    }
+    assert all(h["type"] == "command" for hooks in entries.values() for h in hooks)
+    commands = {event: hooks[0]["command"].split() for event, hooks in entries.items()}
+    assert all(c[:3] == ["midturn", "hook", "claude-code"] for c in commands.values())
+    matchers = {e["matcher"] for e in settings["hooks"]["PreToolUse"]}
+    assert "AskUserQuestion" in matchers
+
+    def hook(event: str, data: dict[str, Any]) -> Hook:
+        return Hook(tmp_path, gateway.url, data, args=commands[event][3:])
+
+    await quiet(tmp_path, gateway.url, turn_payload("UserPromptSubmit", prompt="Build it"))
+    first = hook("PermissionRequest", payload("PermissionRequest", "Bash", BUILD, "toolu_1a"))
+    (request,) = await pending(person, 1)
+    await person.decide(request.id, "allow_for_turn")
+    _, output, _ = await first.output()
+    assert specific(output)["decision"]["behavior"] == "allow"
+    _, output, _ = await hook(
+        "PermissionRequest", payload("PermissionRequest", "Bash", BUILD, "toolu_1b")
+    ).output()
+    assert specific(output)["decision"]["behavior"] == "allow"  # the same turn: not asked
+    code, output, err = await hook("Stop", turn_payload("Stop", stop_hook_active=False)).output()
+    assert (code, output) == (0, None), err
+    assert request.turn_id is not None
+    assert await ended_at_the_gateway(person, request.session_id, request.turn_id)
+    question = hook("PreToolUse", payload("PreToolUse", "AskUserQuestion", ASK_INPUT, "toolu_1c"))
+    (ask,) = await pending(person, 1)
+    await person.answer(ask.id, {"answers": {"Database": "SQLite", "Regions": ["EU"]}})
+    _, output, _ = await question.output()
+    assert specific(output)["permissionDecision"] == "allow"
+    shown = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "midturn.cli", *commands["PreToolUse"][1:], "--help"],
         capture_output=True,
         text=True,
         check=True,
         env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
     )
-    assert "PreToolUse" in shown.stdout
+    assert "PreToolUse" in shown.stdout and "UserPromptSubmit" in shown.stdout
+
+
+# -- turns: UserPromptSubmit starts one, Stop ends it ------------------------------------
+
+
+def turn_payload(event: str, **fields: Any) -> dict[str, Any]:
+    """A `UserPromptSubmit` or `Stop` payload as Claude Code documents it."""
+    return {
+        "session_id": "5c1d0e2a-claude-session",
+        "transcript_path": "/home/dev/.claude/projects/billing/5c1d0e2a.jsonl",
+        "cwd": "/home/dev/src/billing-api",
+        "permission_mode": "default",
+        "hook_event_name": event,
+        **fields,
+    }
+
+
+async def quiet(state: Path, gateway: str, data: dict[str, Any], **env: str) -> None:
+    """Run a turn hook: it exits 0 and prints nothing (plain stdout would become context
+    for Claude, and no decision lets the prompt go on and Claude stop)."""
+    code, output, err = await Hook(state, gateway, data, **env).output()
+    assert (code, output) == (0, None), err
+
+
+async def pending(person: AsyncClient, count: int) -> list[Interaction]:
+    """The first `count` interactions announced on the event stream that are still
+    pending, in the order they were announced."""
+    found: dict[str, Interaction] = {}
+    async with asyncio.timeout(SAFETY_S * 2):
+        async for event in person.events():
+            if event.type in REQUESTED and event.interaction_id not in found:
+                interaction = await person.get(str(event.interaction_id))
+                if interaction.pending:
+                    found[interaction.id] = interaction
+                    if len(found) == count:
+                        return list(found.values())
+    raise AssertionError("the event stream ended")  # pragma: no cover
+
+
+async def ended_at_the_gateway(person: AsyncClient, session_id: str, turn_id: str) -> bool:
+    """Whether the gateway ended `turn_id`: an ask parked in an ended turn settles
+    cancelled at once."""
+    parked, _ = await person.ask(session_id, ASK_INPUT, dialect="claude", turn_id=turn_id)
+    if parked.pending:
+        await person.cancel(parked.id)
+    return parked.status == "cancelled"
+
+
+BUILD = {"command": "rm -rf build/", "description": "Clean the build folder"}
+
+
+async def test_allow_for_this_turn_ends_with_the_claude_code_turn(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    await quiet(tmp_path, gateway.url, turn_payload("UserPromptSubmit", prompt="Clean up"))
+    first = Hook(tmp_path, gateway.url, payload("PreToolUse", "Bash", BUILD, "toolu_50"))
+    (request,) = await pending(person, 1)
+    turn_id = request.turn_id
+    assert turn_id is not None and turn_id.startswith("claude-code-")
+    await person.decide(request.id, "allow_for_turn")
+    _, output, _ = await first.output()
+    assert specific(output)["permissionDecision"] == "allow"
+
+    # the next call of the tool in the same Claude Code turn is allowed without asking
+    _, output, _ = await Hook(
+        tmp_path, gateway.url, payload("PreToolUse", "Bash", BUILD, "toolu_51")
+    ).output()
+    assert specific(output)["permissionDecision"] == "allow"
+    assert await person.inbox() == []
+
+    await quiet(tmp_path, gateway.url, turn_payload("Stop", stop_hook_active=False))
+    assert await ended_at_the_gateway(person, request.session_id, turn_id)
+
+    # the next prompt is another turn: the grant is gone, the call is asked again
+    await quiet(tmp_path, gateway.url, turn_payload("UserPromptSubmit", prompt="Clean up"))
+    again = Hook(tmp_path, gateway.url, payload("PreToolUse", "Bash", BUILD, "toolu_52"))
+    (asked_again,) = await pending(person, 1)
+    assert asked_again.tool_call_id == "toolu_52"
+    assert asked_again.turn_id not in (None, turn_id)  # the same prompt text, a new turn
+    await person.decide(asked_again.id, "deny", message="Not now")
+    _, output, _ = await again.output()
+    assert specific(output)["permissionDecision"] == "deny"
+
+
+async def test_without_the_prompt_hooks_each_call_is_a_turn_of_its_own(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    first = Hook(tmp_path, gateway.url, payload("PreToolUse", "Bash", BUILD, "toolu_60"))
+    (request,) = await pending(person, 1)
+    await person.decide(request.id, "allow_for_turn")
+    await first.output()
+    second = Hook(tmp_path, gateway.url, payload("PreToolUse", "Bash", BUILD, "toolu_61"))
+    (asked_again,) = await pending(person, 1)  # the grant covered only its own call
+    assert asked_again.tool_call_id == "toolu_61" and asked_again.turn_id != request.turn_id
+    await person.decide(asked_again.id, "allow")
+    _, output, _ = await second.output()
+    assert specific(output)["permissionDecision"] == "allow"
+
+
+async def test_an_interrupted_turn_ends_when_the_next_prompt_comes(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    """Claude Code runs no `Stop` hook when the person interrupts it: the next prompt ends
+    the turn it interrupted (and its grants) at the gateway."""
+    await quiet(tmp_path, gateway.url, turn_payload("UserPromptSubmit", prompt="Clean up"))
+    first = Hook(tmp_path, gateway.url, payload("PreToolUse", "Bash", BUILD, "toolu_70"))
+    (request,) = await pending(person, 1)
+    await person.decide(request.id, "allow_for_turn")
+    await first.output()
+    assert request.turn_id is not None
+    assert not await ended_at_the_gateway(person, request.session_id, request.turn_id)
+    # the same prompt hook run again keeps its turn
+    await quiet(tmp_path, gateway.url, turn_payload("UserPromptSubmit", prompt="Clean up"))
+    assert not await ended_at_the_gateway(person, request.session_id, request.turn_id)
+    await quiet(tmp_path, gateway.url, turn_payload("UserPromptSubmit", prompt="Stop that"))
+    assert await ended_at_the_gateway(person, request.session_id, request.turn_id)
+
+
+async def test_5_two_parallel_asks_queue_in_fifo_order(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    await quiet(tmp_path, gateway.url, turn_payload("UserPromptSubmit", prompt="Set it up"))
+    regions = {"questions": [ASK_INPUT["questions"][1]]}
+    hooks = {
+        "toolu_80": Hook(
+            tmp_path, gateway.url, payload("PreToolUse", "AskUserQuestion", ASK_INPUT, "toolu_80")
+        ),
+        "toolu_81": Hook(
+            tmp_path, gateway.url, payload("PreToolUse", "AskUserQuestion", regions, "toolu_81")
+        ),
+    }
+    announced = await pending(person, 2)
+    (session_id,) = {a.session_id for a in announced}  # one session, opened once
+    queue = await person.queue(session_id)
+    assert [q.id for q in queue] == [a.id for a in announced]  # first parked, first asked
+    head, behind = queue
+    answers = {
+        "toolu_80": {"answers": {"Database": "SQLite"}},
+        "toolu_81": {"answers": {"Regions": ["EU"]}},
+    }
+    await person.answer(head.id, answers[str(head.tool_call_id)])
+    await person.answer(behind.id, answers[str(behind.tool_call_id)])
+    outputs = {call: await hook.output() for call, hook in hooks.items()}
+    assert specific(outputs["toolu_80"][1])["updatedInput"]["answers"] == {QUESTION: "SQLite"}
+    assert specific(outputs["toolu_81"][1])["updatedInput"]["answers"] == {
+        "Which regions should it run in?": "EU"
+    }
+    sessions = await asyncio.to_thread(lambda: [p for p in tmp_path.glob("*.json")])
+    assert len([p for p in sessions if not p.name.endswith(".turn.json")]) == 1
+
+
+async def test_6_a_stopped_turn_returns_a_waiting_hook_with_no_allow(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    await quiet(tmp_path, gateway.url, turn_payload("UserPromptSubmit", prompt="Deploy"))
+    question = Hook(
+        tmp_path, gateway.url, payload("PreToolUse", "AskUserQuestion", ASK_INPUT, "toolu_90")
+    )
+    command = Hook(tmp_path, gateway.url, payload("PreToolUse", "Bash", BUILD, "toolu_91"))
+    announced = await pending(person, 2)
+    (turn_id,) = {a.turn_id for a in announced}
+    assert turn_id is not None
+    await person.stop_turn(announced[0].session_id, turn_id)  # the inbox's Stop
+    for hook in (question, command):
+        code, output, _ = await hook.output()
+        assert code == 0 and output is not None
+        decided = specific(output)
+        assert decided["permissionDecision"] == "deny"  # never an allow
+        assert "updatedInput" not in decided
+        assert output["continue"] is False  # Claude stops
+    assert await person.inbox() == []
+
+
+async def test_7_a_sub_agents_question_is_unavailable_its_permissions_are_asked(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    sub = {"agent_id": "agent-7f3a", "agent_type": "Explore"}
+    data = {**payload("PreToolUse", "AskUserQuestion", ASK_INPUT, "toolu_100"), **sub}
+    code, output, _ = await Hook(tmp_path, gateway.url, data).output()
+    decided = specific(output)
+    assert code == 0 and decided["permissionDecision"] == "deny"
+    assert "updatedInput" not in decided
+    assert "no one" in decided["permissionDecisionReason"].lower()
+    assert await person.inbox() == []  # asked of no one, nothing recorded
+    assert await asyncio.to_thread(lambda: list(tmp_path.glob("*.json"))) == []
+
+    command = Hook(
+        tmp_path, gateway.url, {**payload("PreToolUse", "Bash", BUILD, "toolu_101"), **sub}
+    )
+    (request,) = await pending(person, 1)  # a person still decides what the sub-agent runs
+    await person.decide(request.id, "allow")
+    _, output, _ = await command.output()
+    assert specific(output)["permissionDecision"] == "allow"
+
+
+@pytest.mark.parametrize("how", [["--unattended"], []])
+async def test_7_an_unattended_run_asks_no_one(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path, how: list[str]
+) -> None:
+    """`claude -p` with no one to answer: `--unattended` (or MIDTURN_HOOK_UNATTENDED=1)."""
+    env = {} if how else {"MIDTURN_HOOK_UNATTENDED": "1"}
+    question = payload("PreToolUse", "AskUserQuestion", ASK_INPUT, "toolu_110")
+    _, output, _ = await Hook(tmp_path, gateway.url, question, args=how, **env).output()
+    decided = specific(output)
+    assert decided["permissionDecision"] == "deny" and "updatedInput" not in decided
+    assert "no one" in decided["permissionDecisionReason"].lower()
+    command = payload("PreToolUse", "Bash", BUILD, "toolu_111")
+    _, output, _ = await Hook(tmp_path, gateway.url, command, args=how, **env).output()
+    assert specific(output)["permissionDecision"] == "ask"  # Claude Code's own rules, no allow
+    request = payload("PermissionRequest", "Bash", BUILD, "toolu_112")
+    code, output, _ = await Hook(tmp_path, gateway.url, request, args=how, **env).output()
+    assert (code, output) == (0, None)
+    assert await person.inbox() == []
