@@ -57,6 +57,7 @@ class ScriptedClaudeCode(Transport):
         self.resumed = resumed
         self.decisions: dict[str, dict[str, Any]] = {}  # tool_use_id → the SDK's response
         self.requests: dict[str, dict[str, Any]] = {}  # tool_use_id → the request sent
+        self.initialize: dict[str, Any] | None = None  # the SDK's initialize request
         self.ran: list[tuple[str, dict[str, Any]]] = []  # the tools that ran, with their input
         self._out: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -72,6 +73,8 @@ class ScriptedClaudeCode(Transport):
         for line in data.splitlines():
             message = json.loads(line)
             if message["type"] == "control_request":
+                if message["request"].get("subtype") == "initialize":
+                    self.initialize = message["request"]
                 self._reply(message)
                 if self.resumed and message["request"].get("subtype") == "initialize":
                     self._start()

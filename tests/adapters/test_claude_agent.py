@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_agent_sdk import ClaudeAgentOptions, query
+from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, query
 from tests._servers import SAFETY_S, start_gateway
 from tests.adapters._claude_code_cli import (
     ASK,
@@ -302,6 +302,38 @@ async def test_7_subagent_and_headless_have_no_tool(runtime_side: Midturn, where
     assert decision["behavior"] == "deny"
     assert "no one" in decision["message"].lower() or "unavailable" in decision["message"].lower()
     assert await runtime_side.asker.store.list_interactions(session_id="s1") == []  # type: ignore[attr-defined]
+
+
+async def test_7_options_offer_the_question_tool_only_where_a_person_answers(
+    runtime_side: Midturn,
+) -> None:
+    """`permissions.options(...)`: every sub-agent definition disallows `AskUserQuestion`
+    (the SDK sends them to Claude Code in `initialize`); a headless run disallows it for
+    the whole run; an interactive root keeps it."""
+    reviewer = AgentDefinition(
+        description="Reviews the change", prompt="Review it.", disallowedTools=["WebFetch"]
+    )
+    interactive = MidturnPermissions(runtime_side.asker, runtime_side.session_id)
+    options = interactive.options(agents={"reviewer": reviewer}, max_turns=3)
+    assert options.can_use_tool is interactive and options.max_turns == 3
+    assert "AskUserQuestion" not in options.disallowed_tools  # the root agent asks
+    assert reviewer.disallowedTools == ["WebFetch"]  # the caller's definition is left alone
+    cli = ScriptedClaudeCode([[("AskUserQuestion", ASK, "toolu_o")]])
+    script = [answer("SQLite")]
+    async with ScriptedResponder(runtime_side.answerer, script, session_id="s1") as human:
+        async with interactive.turn():
+            [m async for m in query(prompt="Review", options=options, transport=cli)]
+        await within(human.finished())
+    assert cli.initialize is not None
+    sent = cli.initialize["agents"]["reviewer"]
+    assert sent["disallowedTools"] == ["WebFetch", "AskUserQuestion"]
+    assert cli.decisions["toolu_o"]["behavior"] == "allow"  # the root's question was asked
+
+    headless = MidturnPermissions(runtime_side.asker, "s1", interactive=False)
+    options = headless.options(disallowed_tools=["WebSearch"])
+    assert options.disallowed_tools == ["WebSearch", "AskUserQuestion"]
+    with pytest.raises(TypeError, match="can_use_tool"):
+        headless.options(can_use_tool=interactive)
 
 
 def test_import_without_the_sdk_says_what_to_install() -> None:

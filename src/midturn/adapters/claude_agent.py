@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import secrets
 from collections.abc import AsyncIterator
@@ -29,6 +30,8 @@ from typing import Any
 
 try:
     from claude_agent_sdk import (
+        AgentDefinition,
+        ClaudeAgentOptions,
         PermissionResultAllow,
         PermissionResultDeny,
         ToolPermissionContext,
@@ -73,6 +76,8 @@ class MidturnPermissions:
     once, asking no one; a call from a sub-agent (the context's `agent_id` is set) does the
     same. Wrap each query in `async with permissions.turn():` so "allow for this turn"
     covers that query and ends with it (`end_turn`; `stop_turn` when it is cancelled).
+    `options(...)` builds the `ClaudeAgentOptions` that offer the question tool only where
+    a person answers.
     """
 
     def __init__(
@@ -87,6 +92,24 @@ class MidturnPermissions:
         self.session_id = session_id
         self.interactive = interactive
         self.turn_id = turn_id
+
+    def options(self, **fields: Any) -> ClaudeAgentOptions:
+        """`ClaudeAgentOptions(**fields)` with this callback as `can_use_tool`, and
+        `AskUserQuestion` offered only where a person can answer: disallowed for every
+        sub-agent in `agents`, and for the whole run when it is not interactive."""
+        if "can_use_tool" in fields:
+            raise TypeError("options() sets can_use_tool itself; leave it out")
+        agents: dict[str, AgentDefinition] | None = fields.pop("agents", None)
+        if agents is not None:
+            fields["agents"] = {
+                name: dataclasses.replace(
+                    agent, disallowedTools=_without_question(agent.disallowedTools)
+                )
+                for name, agent in agents.items()
+            }
+        if not self.interactive:
+            fields["disallowed_tools"] = _without_question(fields.get("disallowed_tools"))
+        return ClaudeAgentOptions(can_use_tool=self, **fields)
 
     @contextlib.asynccontextmanager
     async def turn(self, turn_id: str | None = None) -> AsyncIterator[str]:
@@ -171,6 +194,12 @@ class MidturnPermissions:
         return PermissionResultDeny(
             message=f"No one allowed this tool call ({interaction.status}); it did not run."
         )
+
+
+def _without_question(tools: list[str] | None) -> list[str]:
+    """A disallowed-tools list that holds the question tool."""
+    found = list(tools or [])
+    return found if QUESTION_TOOL in found else [*found, QUESTION_TOOL]
 
 
 def _unavailable(tool_input: dict[str, Any]) -> PermissionResult:
