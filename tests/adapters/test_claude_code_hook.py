@@ -552,3 +552,25 @@ async def test_7_an_unattended_run_asks_no_one(
     code, output, _ = await Hook(tmp_path, gateway.url, request, args=how, **env).output()
     assert (code, output) == (0, None)
     assert await person.inbox() == []
+
+
+async def test_a_turn_ended_by_an_api_error_ends_its_grants_too(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    """`StopFailure` (the turn ended on an API error) ends the turn as `Stop` does; a call
+    made after it, before any new prompt, is a turn of its own."""
+    await quiet(tmp_path, gateway.url, turn_payload("UserPromptSubmit", prompt="Migrate"))
+    first = Hook(tmp_path, gateway.url, payload("PreToolUse", "Bash", BUILD, "toolu_120"))
+    (request,) = await pending(person, 1)
+    await person.decide(request.id, "allow_for_turn")
+    await first.output()
+    failure = turn_payload("StopFailure", error="rate_limit", error_details="429")
+    await quiet(tmp_path, gateway.url, failure)
+    assert request.turn_id is not None
+    assert await ended_at_the_gateway(person, request.session_id, request.turn_id)
+    later = Hook(tmp_path, gateway.url, payload("PreToolUse", "Bash", BUILD, "toolu_121"))
+    (asked_again,) = await pending(person, 1)
+    assert asked_again.turn_id != request.turn_id
+    await person.decide(asked_again.id, "deny")
+    _, output, _ = await later.output()
+    assert specific(output)["permissionDecision"] == "deny"
