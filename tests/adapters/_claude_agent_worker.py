@@ -2,15 +2,15 @@
 (tests/adapters/test_claude_agent.py): the real SDK's `query()` over the scripted Claude
 Code, midturn through a gateway or an in-process runtime on a SQLite file.
 
-    python -m tests.adapters._claude_agent_worker start|resume gateway URL TOKEN SESSION
-    python -m tests.adapters._claude_agent_worker start|resume sqlite DB_URL - SESSION
+    python -m tests.adapters._claude_agent_worker start|resume gateway URL TOKEN SESSION [TOOL]
+    python -m tests.adapters._claude_agent_worker start|resume sqlite DB_URL - SESSION [TOOL]
 
-`start` runs the query up to Claude Code's `can_use_tool` for `AskUserQuestion` (the
-callback parks the ask and waits: the test kills the process there); `resume` is the
-host started again with `resume=` the session: Claude Code sends the request it kept
-again (same `request_id`, same `tool_use_id`) and the worker prints, as JSON, what the
-callback answered and what ran (after a `requested <tool_use_id>` line per
-request Claude Code sent).
+`start` runs the query up to Claude Code's `can_use_tool` for `AskUserQuestion` (TOOL
+`ask`, the default) or for `Bash` (TOOL `bash`, a permission); the callback parks it and
+waits, and the test kills the process there. `resume` is the host started again with
+`resume=` the session: Claude Code sends the request it kept again (same `request_id`,
+same `tool_use_id`) and the worker prints, as JSON, what the callback answered and what
+ran (after a `requested <tool_use_id>` line per request Claude Code sent).
 """
 
 from __future__ import annotations
@@ -41,10 +41,13 @@ async def _asker(kind: str, where: str, token: str) -> AsyncIterator[Asker]:
             yield runtime
 
 
-async def main(phase: str, kind: str, where: str, token: str, session_id: str) -> None:
+async def main(
+    phase: str, kind: str, where: str, token: str, session_id: str, tool: str = "ask"
+) -> None:
     resumed = phase == "resume"
+    call = ("AskUserQuestion", ASK) if tool == "ask" else ("Bash", {"command": "make deploy"})
     cli = ScriptedClaudeCode(
-        [[("AskUserQuestion", ASK, "toolu_4")]],
+        [[(*call, "toolu_4")]],
         resumed=resumed,
         on_request=lambda tool_use_id: print(f"requested {tool_use_id}", flush=True),
     )
@@ -70,4 +73,4 @@ async def main(phase: str, kind: str, where: str, token: str, session_id: str) -
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:6]))
+    asyncio.run(main(*sys.argv[1:7]))

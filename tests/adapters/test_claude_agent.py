@@ -250,6 +250,37 @@ async def test_4_killed_between_ask_and_answer_resumes(
     assert [e.type for e in events].count("user_question_requested") == 1  # asked once
 
 
+async def test_4_a_permission_decided_while_the_host_was_dead_holds(tmp_path: Path) -> None:
+    """The same for a permission: denied while no host runs, the restarted host's
+    callback denies the kept request with the person's message; nothing runs, one
+    request recorded."""
+    db_url = f"sqlite:///{tmp_path / 'midturn.db'}"
+    gateway = start_gateway(db_url, ADMIN)
+    try:
+        async with AsyncClient(gateway.url, ADMIN) as admin:
+            session = await admin.create_session({"client": "claude-agent"})
+            argv = ["gateway", gateway.url, session.agent_token, session.session_id, "bash"]
+            first = _worker("start", *argv)
+            try:
+                asked = await _first_ask(first, admin, session.session_id)
+            finally:
+                first.kill()
+                first.communicate(timeout=SAFETY_S)
+            assert asked.kind == "permission" and asked.tool_call_id == "toolu_4"
+            await admin.decide(asked.id, "deny", message="Not on a Friday")
+            second = _worker("resume", *argv)
+            out, err = await asyncio.to_thread(second.communicate, timeout=SAFETY_S * 6)
+            assert second.returncode == 0, err
+    finally:
+        gateway.stop()
+    done = json.loads(out.strip().splitlines()[-1])
+    assert done["decisions"]["toolu_4"] == {"behavior": "deny", "message": "Not on a Friday"}
+    assert done["ran"] == []
+    async with open_store(db_url) as store:
+        interactions = await store.list_interactions(session_id=session.session_id)
+    assert [(i.kind, i.status) for i in interactions] == [("permission", "denied")]
+
+
 async def test_5_two_asks_in_one_step_fifo(runtime_side: Midturn) -> None:
     second = {"questions": [{**ASK["questions"][0], "question": "Which cache should it use?"}]}
     permissions = MidturnPermissions(runtime_side.asker, runtime_side.session_id)

@@ -533,6 +533,15 @@ async def test_7_a_sub_agents_question_is_unavailable_its_permissions_are_asked(
     _, output, _ = await command.output()
     assert specific(output)["permissionDecision"] == "allow"
 
+    # `claude --agent reviewer` names the root agent's type but no agent_id: it asks
+    root = {**payload("PreToolUse", "AskUserQuestion", ASK_INPUT, "toolu_102")}
+    question = Hook(tmp_path, gateway.url, {**root, "agent_type": "reviewer"})
+    (ask,) = await pending(person, 1)
+    assert ask.tool_call_id == "toolu_102"
+    await person.answer(ask.id, {"answers": {"Database": "SQLite", "Regions": None}})
+    _, output, _ = await question.output()
+    assert specific(output)["permissionDecision"] == "allow"
+
 
 @pytest.mark.parametrize("how", [["--unattended"], []])
 async def test_7_an_unattended_run_asks_no_one(
