@@ -1,16 +1,18 @@
 """One host process of scenario 4 for `midturn.adapters.claude_agent`
-(tests/adapters/test_claude_agent.py): the real SDK's `query()` over the scripted Claude
-Code, midturn through a gateway or an in-process runtime on a SQLite file.
+(tests/adapters/test_claude_agent.py): the real SDK driving the real Claude Code CLI (the
+one bundled with claude-agent-sdk) against a stand-in Anthropic API, with
+`MidturnPermissions(durable=True)`; midturn through a gateway or an in-process runtime on
+a SQLite file.
 
-    python -m tests.adapters._claude_agent_worker start|resume gateway URL TOKEN SESSION [TOOL]
-    python -m tests.adapters._claude_agent_worker start|resume sqlite DB_URL - SESSION [TOOL]
+    python -m tests.adapters._claude_agent_worker start KIND WHERE TOKEN SESSION API HOME
+    python -m tests.adapters._claude_agent_worker resume KIND WHERE TOKEN SESSION API HOME CLAUDE
 
-`start` runs the query up to Claude Code's `can_use_tool` for `AskUserQuestion` (TOOL
-`ask`, the default) or for `Bash` (TOOL `bash`, a permission); the callback parks it and
-waits, and the test kills the process there. `resume` is the host started again with
-`resume=` the session: Claude Code sends the request it kept again (same `request_id`,
-same `tool_use_id`) and the worker prints, as JSON, what the callback answered and what
-ran (after a `requested <tool_use_id>` line per request Claude Code sent).
+KIND is `gateway` (WHERE its URL, TOKEN an agent token) or `sqlite` (WHERE a store URL).
+`start` runs the query: the model calls `AskUserQuestion`, the hook parks the question
+and defers it, Claude Code ends the run (`tool_deferred`); the worker prints
+`{"deferred": tool_use_id, "claude_session": …}` and waits for the answer (the test kills
+it there). `resume` resumes the Claude Code session CLAUDE with no new prompt and prints
+the tool results and the final text.
 """
 
 from __future__ import annotations
@@ -20,9 +22,18 @@ import contextlib
 import json
 import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
 
-from claude_agent_sdk import ClaudeAgentOptions, query
-from tests.adapters._claude_code_cli import ASK, ScriptedClaudeCode, tool_results
+from claude_agent_sdk import (
+    AssistantMessage,
+    ClaudeSDKClient,
+    ResultMessage,
+    TextBlock,
+    query,
+)
+from tests.adapters._claude_code_cli import tool_results
+from tests.adapters._fake_anthropic import cli_environment
 
 from midturn import Asker, AsyncClient, Runtime
 from midturn.adapters.claude_agent import MidturnPermissions
@@ -41,36 +52,49 @@ async def _asker(kind: str, where: str, token: str) -> AsyncIterator[Asker]:
             yield runtime
 
 
+def _say(data: dict[str, Any]) -> None:
+    print(json.dumps(data), flush=True)
+
+
 async def main(
-    phase: str, kind: str, where: str, token: str, session_id: str, tool: str = "ask"
+    phase: str,
+    kind: str,
+    where: str,
+    token: str,
+    session_id: str,
+    api: str,
+    home: str,
+    claude_session: str | None = None,
 ) -> None:
-    resumed = phase == "resume"
-    call = ("AskUserQuestion", ASK) if tool == "ask" else ("Bash", {"command": "make deploy"})
-    cli = ScriptedClaudeCode(
-        [[(*call, "toolu_4")]],
-        resumed=resumed,
-        on_request=lambda tool_use_id: print(f"requested {tool_use_id}", flush=True),
-    )
+    work = Path(home) / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    fields: dict[str, Any] = {"env": cli_environment(api, home), "cwd": str(work)}
     async with _asker(kind, where, token) as asker:
-        permissions = MidturnPermissions(asker, session_id)
-        options = ClaudeAgentOptions(
-            can_use_tool=permissions, resume="scripted-session" if resumed else None
-        )
+        permissions = MidturnPermissions(asker, session_id, durable=True)
+        if phase == "start":
+            async with permissions.turn(TURN):
+                options = permissions.options(**fields)
+                messages = [m async for m in query(prompt="Set up the service", options=options)]
+            result = messages[-1]
+            assert isinstance(result, ResultMessage), result
+            assert result.deferred_tool_use is not None, result
+            _say({"deferred": result.deferred_tool_use.id, "claude_session": result.session_id})
+            settled = await permissions.wait_deferred(result.deferred_tool_use)  # killed here
+            _say({"settled": settled.interaction.status})
+            return
         async with permissions.turn(TURN):
-            messages = [
-                m async for m in query(prompt="Set up the service", options=options, transport=cli)
-            ]
-    print(
-        json.dumps(
-            {
-                "decisions": cli.decisions,
-                "requests": cli.requests,
-                "ran": cli.ran,
-                "results": tool_results(messages),
-            }
-        )
-    )
+            options = permissions.options(resume=claude_session, **fields)
+            async with ClaudeSDKClient(options=options) as client:
+                messages = [m async for m in client.receive_response()]
+    texts = [
+        block.text
+        for m in messages
+        if isinstance(m, AssistantMessage)
+        for block in m.content
+        if isinstance(block, TextBlock)
+    ]
+    _say({"results": tool_results(messages), "texts": texts})
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:7]))
+    asyncio.run(main(*sys.argv[1:9]))

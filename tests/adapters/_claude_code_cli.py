@@ -1,13 +1,14 @@
 """Claude Code's side of the stream-json control protocol, scripted, as a
 `claude_agent_sdk.Transport`: what the real SDK's `query()` talks to in the tests of
-`midturn.adapters.claude_agent` (tests/adapters/test_claude_agent.py and the restart
-worker, tests/adapters/_claude_agent_worker.py). No `claude` binary, no network."""
+`midturn.adapters.claude_agent` (tests/adapters/test_claude_agent.py; the restart
+scenario runs the real CLI instead, tests/adapters/_claude_agent_worker.py). No `claude`
+binary, no network."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 from claude_agent_sdk import Transport, UserMessage
@@ -34,29 +35,12 @@ class ScriptedClaudeCode(Transport):
     """Each step is the tool calls of one model step: their `can_use_tool` requests go
     out together, and once the SDK has answered all of them each allowed call "runs"
     (its tool result goes back into the conversation, as Claude Code reports it), then
-    the run ends with a `result`.
+    the run ends with a `result`."""
 
-    `resumed=True` plays a `claude --resume` of a session whose host died while Claude
-    Code waited on the first step's permission: the CLI keeps that request (the "kept
-    card") and sends it again to the new host as soon as it connects, with the same
-    `request_id` and `tool_use_id` and `suppress_always_allow_rule` set (Claude Code
-    2.1.332, bundled with claude-agent-sdk 0.2.189: `awaitKeptCard`), before and
-    independently of any new prompt."""
-
-    def __init__(
-        self,
-        steps: list[list[Call]],
-        *,
-        agent_id: str | None = None,
-        resumed: bool = False,
-        on_request: Callable[[str], None] | None = None,
-    ) -> None:
+    def __init__(self, steps: list[list[Call]], *, agent_id: str | None = None) -> None:
         self.steps = steps
-        self.on_request = on_request  # called with each tool_use_id as its request goes out
         self.agent_id = agent_id
-        self.resumed = resumed
         self.decisions: dict[str, dict[str, Any]] = {}  # tool_use_id → the SDK's response
-        self.requests: dict[str, dict[str, Any]] = {}  # tool_use_id → the request sent
         self.initialize: dict[str, Any] | None = None  # the SDK's initialize request
         self.ran: list[tuple[str, dict[str, Any]]] = []  # the tools that ran, with their input
         self._out: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
@@ -76,17 +60,11 @@ class ScriptedClaudeCode(Transport):
                 if message["request"].get("subtype") == "initialize":
                     self.initialize = message["request"]
                 self._reply(message)
-                if self.resumed and message["request"].get("subtype") == "initialize":
-                    self._start()
             elif message["type"] == "control_response":
                 response = message["response"]
                 self._waiting.pop(response["request_id"]).set_result(response)
-            elif message["type"] == "user":
-                self._start()
-
-    def _start(self) -> None:
-        if self._play is None:
-            self._play = asyncio.create_task(self._run())
+            elif message["type"] == "user" and self._play is None:
+                self._play = asyncio.create_task(self._run())
 
     def _reply(self, request: dict[str, Any]) -> None:
         self._out.put_nowait(
@@ -106,16 +84,10 @@ class ScriptedClaudeCode(Transport):
             "tool_name": name,
             "input": tool_input,
             "tool_use_id": tool_use_id,
+            "permission_suggestions": [],
         }
-        if self.resumed and not self.requests:  # the kept card, sent again
-            request.update(description=f"Use {name}", suppress_always_allow_rule=True)
-        else:
-            request["permission_suggestions"] = []
         if self.agent_id:
             request["agent_id"] = self.agent_id
-        self.requests[tool_use_id] = request
-        if self.on_request is not None:
-            self.on_request(tool_use_id)
         return request
 
     async def _run(self) -> None:
@@ -124,7 +96,7 @@ class ScriptedClaudeCode(Transport):
             asked: list[tuple[Call, asyncio.Future[dict[str, Any]]]] = []
             for index, call in enumerate(step):
                 name, tool_input, tool_use_id = call
-                request_id = f"cli-{number}-{index}"  # the same in a resumed process
+                request_id = f"cli-{number}-{index}"
                 self._waiting[request_id] = future = loop.create_future()
                 asked.append((call, future))
                 self._out.put_nowait(
