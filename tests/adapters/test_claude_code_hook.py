@@ -15,10 +15,14 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import claude_agent_sdk
 import pytest
 from tests._servers import SAFETY_S, LiveGateway, start_gateway
+from tests.adapters._fake_anthropic import FakeAnthropic, cli_environment
+from tests.adapters._fake_anthropic import tool_results as fake_tool_results
 
 from midturn import AsyncClient, Interaction
+from midturn.store import open_store
 
 ADMIN = "hook-admin-token-0123456789abcdef"
 ROOT = Path(__file__).resolve().parents[2]
@@ -583,3 +587,80 @@ async def test_a_turn_ended_by_an_api_error_ends_its_grants_too(
     await person.decide(asked_again.id, "deny")
     _, output, _ = await later.output()
     assert specific(output)["permissionDecision"] == "deny"
+
+
+# -- the real Claude Code ----------------------------------------------------------------
+
+
+CLAUDE = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+
+
+def _claude_code_model(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The model: tries to ask a question, then runs two commands, then says it is done."""
+    done = fake_tool_results(messages)
+    if not done:
+        call = {"type": "tool_use", "id": "toolu_q", "name": "AskUserQuestion"}
+        return [{**call, "input": ASK_INPUT}]
+    if len(done) < 3:
+        command = {"command": f"echo {len(done)} >> built.txt", "description": "Record a step"}
+        return [{"type": "tool_use", "id": f"toolu_b{len(done)}", "name": "Bash", "input": command}]
+    return [{"type": "text", "text": "done"}]
+
+
+async def test_the_real_claude_code_runs_the_documented_settings(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    """`claude -p` (the CLI bundled with claude-agent-sdk, against a stand-in Anthropic
+    API) with the page's `settings.json`: `-p` offers no `AskUserQuestion` (Claude Code
+    2.1.332 answers the call "disabled for this session"), so nothing is asked for it; the
+    first command's permission prompt reaches midturn, allowed for this turn it lets the
+    second run unasked, and `Stop` ends the turn at the gateway."""
+    page = (ROOT / "docs" / "adapters" / "claude-code.md").read_text()
+    settings = re.findall(r"```json\n(.*?)```", page, re.S)[0]
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / ".claude").mkdir(parents=True)
+    work.mkdir()
+    (home / ".claude" / "settings.json").write_text(settings)
+    with FakeAnthropic(_claude_code_model) as api:
+        env = {
+            **os.environ,
+            **cli_environment(api.url, str(home)),
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            "MIDTURN_GATEWAY": gateway.url,
+            "MIDTURN_TOKEN": ADMIN,
+            "MIDTURN_HOOK_STATE_DIR": str(tmp_path / "state"),
+        }
+        env.pop("MIDTURN_AGENT_TOKEN", None)
+        claude = await asyncio.to_thread(
+            subprocess.Popen,
+            [str(CLAUDE), "-p", "Set up the billing service", "--output-format", "json"],
+            cwd=work,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            (request,) = await pending(person, 1)
+            assert request.kind == "permission" and request.permission is not None
+            assert request.permission.summary == "Bash: echo 1 >> built.txt"
+            assert request.turn_id is not None and request.turn_id.startswith("claude-code-")
+            await person.decide(request.id, "allow_for_turn")
+            out, err = await asyncio.to_thread(claude.communicate, timeout=SAFETY_S * 6)
+        finally:
+            if claude.poll() is None:
+                claude.kill()
+                claude.communicate()
+    assert claude.returncode == 0, err
+    assert json.loads(out)["result"] == "done"
+    refused = fake_tool_results(api.requests[1])[-1]
+    assert refused["tool_use_id"] == "toolu_q" and refused["is_error"] is True
+    assert "AskUserQuestion is disabled" in str(refused["content"])
+    assert (work / "built.txt").read_text() == "1\n2\n"  # both ran, the first was asked
+    async with open_store(gateway.db_url) as store:
+        asked = await store.list_interactions(session_id=request.session_id)
+    assert [(i.kind, i.status) for i in asked] == [("permission", "allowed")] * 2
+    first, second = sorted(asked, key=lambda i: i.created_at)
+    assert first.decision is not None and not first.decision.auto  # the person allowed it
+    assert second.decision is not None and second.decision.auto  # the grant, no one asked
+    assert await ended_at_the_gateway(person, request.session_id, request.turn_id)  # Stop ran
