@@ -27,7 +27,7 @@ from tests.adapters._claude_code_cli import (
     ScriptedClaudeCode,
     tool_results,
 )
-from tests.adapters._fake_anthropic import FakeAnthropic
+from tests.adapters._fake_anthropic import FakeAnthropic, cli_environment
 from tests.adapters._fake_anthropic import tool_results as fake_tool_results
 
 from midturn import Asker, AsyncClient, Runtime
@@ -110,6 +110,28 @@ async def test_1_answer_continues_the_same_run(side: Midturn) -> None:
     assert tool_results(messages) == {
         "toolu_1": [f'User has answered your questions: "{QUESTION}"="SQLite".']
     }
+
+
+async def test_1_on_the_real_claude_code(runtime_side: Midturn, tmp_path: Path) -> None:
+    """The real Claude Code CLI bundled with the SDK, against a stand-in Anthropic API:
+    its `can_use_tool` for `AskUserQuestion` reaches the callback, the answer goes back as
+    `updatedInput`, and the tool result Claude Code gives the model carries it."""
+    permissions = MidturnPermissions(runtime_side.asker, runtime_side.session_id)
+    (tmp_path / "work").mkdir()
+    script = [answer({"answers": {"Database": "SQLite"}})]
+    with FakeAnthropic(_model) as api:
+        options = permissions.options(
+            env=cli_environment(api.url, str(tmp_path)), cwd=str(tmp_path / "work")
+        )
+        async with ScriptedResponder(runtime_side.answerer, script, session_id="s1") as human:
+            async with permissions.turn():
+                messages = [m async for m in query(prompt="Set up the service", options=options)]
+            await within(human.finished())
+    (asked,) = [r.interaction for r in human.responses]
+    assert asked.tool_call_id == "toolu_4" and asked.dialect == "claude"
+    (result,) = tool_results(messages)["toolu_4"]
+    assert f'"{QUESTION}"="SQLite"' in str(result)
+    assert f'"{QUESTION}"="SQLite"' in str(fake_tool_results(api.requests[-1])[-1]["content"])
 
 
 async def test_2_malformed_ask_is_a_fixable_error(runtime_side: Midturn) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import claude_agent_sdk
 import pytest
+from claude_agent_sdk import ClaudeAgentOptions, PermissionResultDeny, ResultMessage, query
 from tests._servers import SAFETY_S, LiveGateway, start_gateway
 from tests.adapters._fake_anthropic import FakeAnthropic, cli_environment
 from tests.adapters._fake_anthropic import tool_results as fake_tool_results
@@ -664,3 +665,57 @@ async def test_the_real_claude_code_runs_the_documented_settings(
     assert first.decision is not None and not first.decision.auto  # the person allowed it
     assert second.decision is not None and second.decision.auto  # the grant, no one asked
     assert await ended_at_the_gateway(person, request.session_id, request.turn_id)  # Stop ran
+
+
+def _question_model(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The model: asks the question, then repeats the tool's result."""
+    if results := fake_tool_results(messages):
+        return [{"type": "text", "text": f"done: {results[-1]['content']}"}]
+    return [{"type": "tool_use", "id": "toolu_q", "name": "AskUserQuestion", "input": ASK_INPUT}]
+
+
+async def test_the_real_claude_code_takes_the_hooks_answers(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    """Where Claude Code offers `AskUserQuestion` (here a session driven by the Agent SDK,
+    which loads the user's `settings.json`), the `PreToolUse` entry answers it: the
+    person answers in midturn, Claude Code takes the hook's `updatedInput` and runs the
+    tool, and the model reads the answers keyed by the question text."""
+    page = (ROOT / "docs" / "adapters" / "claude-code.md").read_text()
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / ".claude").mkdir(parents=True)
+    work.mkdir()
+    (home / ".claude" / "settings.json").write_text(re.findall(r"```json\n(.*?)```", page, re.S)[0])
+    asked_host: list[str] = []
+
+    async def host_prompt(tool: str, tool_input: dict[str, Any], context: Any) -> Any:
+        asked_host.append(tool)  # the hook decided: the SDK host is never asked
+        return PermissionResultDeny(message="the host was asked")
+
+    with FakeAnthropic(_question_model) as api:
+        env = {
+            **cli_environment(api.url, str(home)),
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            "MIDTURN_GATEWAY": gateway.url,
+            "MIDTURN_TOKEN": ADMIN,
+            "MIDTURN_HOOK_STATE_DIR": str(tmp_path / "state"),
+        }
+        options = ClaudeAgentOptions(
+            env=env, cwd=str(work), setting_sources=["user"], can_use_tool=host_prompt
+        )
+
+        async def run() -> list[Any]:
+            return [m async for m in query(prompt="Set up the service", options=options)]
+
+        running = asyncio.create_task(run())
+        (ask,) = await pending(person, 1)
+        assert ask.kind == "ask" and ask.tool_call_id == "toolu_q" and ask.dialect == "claude"
+        assert ask.turn_id is not None  # UserPromptSubmit opened the turn
+        await person.answer(ask.id, {"answers": {"Database": "SQLite", "Regions": ["EU", "US"]}})
+        messages = await asyncio.wait_for(running, SAFETY_S * 6)
+    assert asked_host == []
+    result = str(fake_tool_results(api.requests[-1])[-1]["content"])
+    assert f'"{QUESTION}"="SQLite"' in result
+    assert '"Which regions should it run in?"="EU, US"' in result
+    assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
+    assert await ended_at_the_gateway(person, ask.session_id, ask.turn_id)  # Stop ran
