@@ -30,15 +30,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
-import os
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from midturn._hook_claude_code_state import (
+    Sessions,
+    Turn,
+    join_turn,
+    locked,
+    start_turn,
+    state_dir,
+    stop_turn,
+)
 from midturn.contract._api import parse_ask, render
 from midturn.contract._interactions import Interaction
 from midturn.contract._models import AskResult, QuestionAnswer
@@ -216,90 +222,6 @@ def _summary(tool: str, tool_input: dict[str, Any]) -> tuple[str, str]:
     return line, details
 
 
-# -- one midturn session per Claude Code session -----------------------------------------
-
-
-def state_dir() -> Path:
-    """Where the hook remembers which midturn session serves which Claude Code session:
-    `MIDTURN_HOOK_STATE_DIR`, else `$XDG_STATE_HOME/midturn/claude-code`."""
-    given = os.environ.get("MIDTURN_HOOK_STATE_DIR")
-    if given:
-        return Path(given)
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "midturn" / "claude-code"
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on `path` (hooks of parallel tool calls run at once)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX: no lock
-        yield
-        return
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _record_path(folder: Path, gateway: str, claude_session: str, suffix: str) -> Path:
-    key = hashlib.sha256(f"{gateway}\0{claude_session}".encode()).hexdigest()[:32]
-    return folder / f"{key}{suffix}"
-
-
-class _Record:
-    """A small JSON object in a 0600 file, replaced whole (atomically)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def load(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text("utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def write(self, record: dict[str, Any]) -> None:
-        temporary = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(record, handle)
-        os.replace(temporary, self.path)
-
-
-class _Sessions(_Record):
-    """Claude Code session id → midturn session id, kept in a 0600 file per gateway and
-    session (the gateway keeps tokens hashed, so a session is found again by its id; the
-    admin token asks in any session)."""
-
-    def __init__(self, folder: Path, gateway: str, claude_session: str) -> None:
-        super().__init__(_record_path(folder, gateway, claude_session, ".json"))
-
-    def read(self) -> str | None:
-        found = self.load().get("session_id")
-        return found if isinstance(found, str) and found else None
-
-
-class _Turn(_Record):
-    """The Claude Code session's current turn, as `UserPromptSubmit` started it:
-    `{turn_id, prompt (its digest), open, asked, session_id}`; `Stop` closes it. Its
-    own lock (the session lock is taken while this one is held elsewhere)."""
-
-    def __init__(self, folder: Path, gateway: str, claude_session: str) -> None:
-        super().__init__(_record_path(folder, gateway, claude_session, ".turn.json"))
-        self.lock = self.path.with_name(self.path.name + ".lock")
-
-    def current(self) -> str | None:
-        """The open turn's id, if a prompt started one that has not stopped."""
-        record = self.load()
-        found = record.get("turn_id")
-        return found if record.get("open") and isinstance(found, str) else None
-
-
 async def _session(client: AsyncClient, payload: Payload, gateway: str, folder: Path) -> str:
     """The midturn session this call asks in: the agent token's own, or (admin token)
     the one opened for this Claude Code session, opened now if there is none."""
@@ -310,8 +232,8 @@ async def _session(client: AsyncClient, payload: Payload, gateway: str, folder: 
     if role != "admin":
         raise HookFailure("the token is an answer token, which cannot ask; use the admin token")
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)  # noqa: ASYNC240 - a one-shot command
-    sessions = _Sessions(folder, gateway, payload.session_id or payload.cwd)
-    with _locked(sessions.path.with_suffix(".lock")):
+    sessions = Sessions(folder, gateway, _key(payload))
+    with locked(sessions.path.with_suffix(".lock")):
         known = sessions.read()
         if known is not None:
             return known
@@ -339,7 +261,7 @@ async def _decide(
     where: tuple[str, Path],
 ) -> dict[str, Any] | None:
     gateway, folder = where
-    turn_id = _join_turn(folder, gateway, payload, session_id)
+    turn_id = join_turn(Turn(folder, gateway, _key(payload)), session_id)
     if payload.tool_name == QUESTION_TOOL:
         parked, _ = await client.ask(
             session_id,
@@ -373,51 +295,9 @@ async def _decide(
 # -- turns: UserPromptSubmit starts one, Stop ends it -------------------------------------
 
 
-def _turn(folder: Path, gateway: str, payload: Payload) -> _Turn:
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return _Turn(folder, gateway, payload.session_id or payload.cwd)
-
-
-def _join_turn(folder: Path, gateway: str, payload: Payload, session_id: str) -> str | None:
-    """The open turn this call belongs to (None: no prompt hook, or the turn stopped),
-    marked as having asked in `session_id` so that `Stop` ends it at the gateway."""
-    turn = _turn(folder, gateway, payload)
-    with _locked(turn.lock):
-        record = turn.load()
-        turn_id = turn.current()
-        marked = record.get("asked") and record.get("session_id") == session_id
-        if turn_id is not None and not marked:
-            turn.write({**record, "asked": True, "session_id": session_id})
-    return turn_id
-
-
-def start_turn(payload: Payload, *, gateway: str, folder: Path) -> dict[str, Any] | None:
-    """`UserPromptSubmit`: open the turn for this prompt; returns the turn it replaces
-    when that one never got its `Stop` (the person interrupted it) and asked something,
-    to be ended at the gateway. The same prompt hook run again keeps its turn."""
-    turn = _turn(folder, gateway, payload)
-    digest = hashlib.sha256(payload.prompt.encode()).hexdigest()
-    with _locked(turn.lock):
-        record = turn.load()
-        if record.get("open") and record.get("prompt") == digest:
-            return None
-        previous = str(record.get("turn_id") or "")
-        seed = f"{payload.session_id or payload.cwd}\0{previous}\0{digest}"
-        turn_id = "claude-code-" + hashlib.sha256(seed.encode()).hexdigest()[:32]
-        turn.write({"turn_id": turn_id, "prompt": digest, "open": True, "asked": False})
-    return record if record.get("open") and record.get("asked") else None
-
-
-def stop_turn(payload: Payload, *, gateway: str, folder: Path) -> dict[str, Any] | None:
-    """`Stop` (or `StopFailure`): close the open turn; returns it when it asked
-    something, to be ended at the gateway."""
-    turn = _turn(folder, gateway, payload)
-    with _locked(turn.lock):
-        record = turn.load()
-        if not record.get("open"):
-            return None
-        turn.write({**record, "open": False})
-    return record if record.get("asked") else None
+def _key(payload: Payload) -> str:
+    """What names the Claude Code session in the state folder."""
+    return payload.session_id or payload.cwd
 
 
 async def end_turn(record: dict[str, Any], *, gateway: str, token: str) -> None:
@@ -442,10 +322,11 @@ async def end_turn(record: dict[str, Any], *, gateway: str, token: str) -> None:
 def _turn_event(payload: Payload, *, gateway: str, token: str | None, folder: Path) -> None:
     """`UserPromptSubmit`, `Stop`, `StopFailure`: no output (the prompt goes on, Claude
     stops); a turn that cannot be ended at the gateway is said on stderr."""
+    turn = Turn(folder, gateway, _key(payload))
     if payload.event == "UserPromptSubmit":
-        ended = start_turn(payload, gateway=gateway, folder=folder)
+        ended = start_turn(turn, _key(payload), payload.prompt)
     else:
-        ended = stop_turn(payload, gateway=gateway, folder=folder)
+        ended = stop_turn(turn)
     if ended is None:
         return
     if token is None:
@@ -491,9 +372,7 @@ async def answer_hook(
                 return await _decide(client, session_id, payload, timeout, (gateway, folder))
             except NotFound:
                 # the gateway lost the session we remembered (a new database): open another
-                _Sessions(folder, gateway, payload.session_id or payload.cwd).path.unlink(
-                    missing_ok=True
-                )
+                Sessions(folder, gateway, _key(payload)).path.unlink(missing_ok=True)
                 session_id = await _session(client, payload, gateway, folder)
                 return await _decide(client, session_id, payload, timeout, (gateway, folder))
     except InvalidAsk as error:
