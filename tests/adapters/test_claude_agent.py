@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, query
+from claude_agent_sdk import (
+    AgentDefinition,
+    ClaudeAgentOptions,
+    PermissionResultAllow,
+    ToolPermissionContext,
+    query,
+)
 from tests._servers import SAFETY_S, start_gateway
 from tests.adapters._claude_code_cli import (
     ASK,
@@ -387,6 +393,27 @@ async def test_the_durable_hook_defers_a_pending_question_and_answers_a_settled_
         assert "no one" in output["hookSpecificOutput"]["permissionDecisionReason"].lower()
     listed = await runtime_side.asker.store.list_interactions(session_id="s1")  # type: ignore[attr-defined]
     assert [i.tool_call_id for i in listed] == ["toolu_d"]
+
+
+async def test_a_defer_claude_code_ignored_still_ends_the_turn(runtime_side: Midturn) -> None:
+    """Claude Code ignores `defer` when the step made several tool calls and asks
+    `can_use_tool` instead: the callback waits on the same ask, and the turn ends with its
+    block as usual (a grant of it does not outlive the query)."""
+    permissions = MidturnPermissions(runtime_side.asker, "s1", durable=True)
+    call = {"hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion", "tool_input": ASK}
+    async with ScriptedResponder(runtime_side.answerer, [answer("SQLite")], "s1") as human:
+        async with permissions.turn("turn-i"):
+            deferred = await permissions.pre_tool_use(call, "toolu_i", {"signal": None})
+            assert deferred["hookSpecificOutput"]["permissionDecision"] == "defer"
+            context = ToolPermissionContext(tool_use_id="toolu_i")
+            decision = await within(permissions("AskUserQuestion", ASK, context))
+        await within(human.finished())
+    assert isinstance(decision, PermissionResultAllow)
+    assert decision.updated_input is not None
+    assert decision.updated_input["answers"] == {QUESTION: "SQLite"}
+    assert len(human.responses) == 1  # asked once
+    late, _ = await runtime_side.asker.ask("s1", ASK, dialect="claude", turn_id="turn-i")
+    assert late.status == "cancelled"  # the turn ended with its block
 
 
 def test_import_without_the_sdk_says_what_to_install() -> None:

@@ -110,7 +110,7 @@ class MidturnPermissions:
         self.interactive = interactive
         self.turn_id = turn_id
         self.durable = durable
-        self._deferred = False  # a question of the current turn was deferred
+        self._deferred: set[str] = set()  # the current turn's calls Claude Code deferred
 
     def options(self, **fields: Any) -> ClaudeAgentOptions:
         """`ClaudeAgentOptions(**fields)` with this callback as `can_use_tool`, and
@@ -158,7 +158,7 @@ class MidturnPermissions:
         except InvalidAsk as error:
             return _hook_output(PermissionResultDeny(message=str(error)))
         if parked.pending:
-            self._deferred = True
+            self._deferred.add(str(call_id))
             defer = {"hookEventName": "PreToolUse", "permissionDecision": "defer"}
             return {"hookSpecificOutput": defer}
         settled = await self._settle(parked.id)
@@ -184,7 +184,7 @@ class MidturnPermissions:
         """One turn (a query): its grants end when the block does; a cancelled or failed
         block stops the turn, settling what it parked `cancelled`."""
         self.turn_id = turn_id or f"claude-{secrets.token_hex(8)}"
-        self._deferred = False
+        self._deferred.clear()
         try:
             yield self.turn_id
         except BaseException:
@@ -203,6 +203,9 @@ class MidturnPermissions:
         if tool_name == QUESTION_TOOL:
             if not self.interactive or context.agent_id:
                 return _unavailable(tool_input)
+            # asked here, the call was not deferred after all (Claude Code defers only
+            # a step's single tool call)
+            self._deferred.discard(str(context.tool_use_id))
             return await self._ask(tool_input, context.tool_use_id)
         return await self._permission(tool_name, tool_input, context.tool_use_id)
 
