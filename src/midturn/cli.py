@@ -468,8 +468,13 @@ def _run_hook(args: argparse.Namespace) -> int:
     gateway = args.gateway or os.environ.get("MIDTURN_GATEWAY") or DEFAULT_GATEWAY_URL
     if args.timeout is not None and args.timeout <= 0:
         raise _Usage(f"--timeout {args.timeout} must be more than 0 seconds")
+    unattended = args.unattended or os.environ.get("MIDTURN_HOOK_UNATTENDED", "") not in ("", "0")
     return run(
-        text, gateway=gateway, token=None if found is None else found.token, timeout=args.timeout
+        text,
+        gateway=gateway,
+        token=None if found is None else found.token,
+        timeout=args.timeout,
+        unattended=unattended,
     )
 
 
@@ -623,7 +628,8 @@ def _parser() -> argparse.ArgumentParser:
         "claude-code",
         help="Claude Code's PreToolUse / PermissionRequest hook (payload on stdin)",
         description="Answer Claude Code's PreToolUse and PermissionRequest hooks (the "
-        "payload on stdin, the decision on stdout) through a midturn gateway.",
+        "payload on stdin, the decision on stdout) through a midturn gateway; registered "
+        "for UserPromptSubmit and Stop too, it ends 'allow for this turn' with the turn.",
         epilog="settings.json: docs/adapters/claude-code.md",
     )
     claude.add_argument(
@@ -642,6 +648,12 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         metavar="S",
         help="after S seconds without an answer, withdraw it and let Claude Code ask",
+    )
+    claude.add_argument(
+        "--unattended",
+        action="store_true",
+        help="no one answers this run (MIDTURN_HOOK_UNATTENDED=1): questions are "
+        "unavailable at once, permissions go to Claude Code's own rules",
     )
     claude.set_defaults(run=_run_hook)
     return parser
