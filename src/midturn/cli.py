@@ -16,9 +16,25 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from midturn._cli_tokens import Found, TokenProblem, find_token, from_answer_url
+from midturn._cli import _help
+from midturn._cli_tokens import (
+    Found,
+    TokenProblem,
+    admin_token_places,
+    find_token,
+    from_answer_url,
+    is_local,
+    local_admin_token,
+)
 from midturn.contract._models import Ask, AskResult
-from midturn.errors import GatewayError, InvalidAsk, MidturnError, UsageError
+from midturn.errors import (
+    Forbidden,
+    GatewayError,
+    InvalidAsk,
+    MidturnError,
+    Unauthorized,
+    UsageError,
+)
 
 __all__ = ["EXIT_CODES", "main"]
 
@@ -199,11 +215,12 @@ async def _ask_gateway(tool_input: Any, dialect: str, args: argparse.Namespace) 
 
     from midturn.client import AsyncClient
 
-    found = _token(args, ("MIDTURN_AGENT_TOKEN", "MIDTURN_TOKEN"))
+    found = _token(args, ("MIDTURN_AGENT_TOKEN", "MIDTURN_TOKEN")) or _local(args.gateway)
     if found is None:
         raise _Usage(
-            "asking through a gateway needs a token: the admin token or a session's agent "
-            "token in MIDTURN_TOKEN / MIDTURN_AGENT_TOKEN or a file (--token-file FILE)"
+            "asking through a gateway needs a token, and none was found. Give the admin "
+            "token or a session's agent token with --token-file FILE, or set "
+            f"MIDTURN_AGENT_TOKEN or MIDTURN_TOKEN{_looked(args.gateway)}."
         )
     try:
         async with AsyncClient(args.gateway, found.token) as caller:
@@ -241,7 +258,42 @@ async def _ask_gateway(tool_input: Any, dialect: str, args: argparse.Namespace) 
             "or check --gateway"
         )
         return EXIT_CODES["unavailable"]
+    except Unauthorized as error:
+        if isinstance(error, Forbidden):
+            raise
+        raise _Usage(_refused(args.gateway, found)) from error
     return _report(settled.result or AskResult(outcome="cancelled"), args.json)
+
+
+def _refused(gateway: str, found: Found) -> str:
+    """A token the gateway does not know: where it came from, and the likely cause."""
+    return (
+        f"the gateway at {gateway} refused the token {found.origin}: it is not one of that "
+        "gateway's tokens (one from another gateway, or from before its data folder was "
+        "reset?). Give the token that gateway's `midturn serve` wrote or printed."
+    )
+
+
+def _local(gateway: str) -> Found | None:
+    """The admin token `midturn serve` wrote, for a gateway on this machine."""
+    try:
+        return local_admin_token(gateway)
+    except TokenProblem as error:
+        raise _Usage(str(error)) from error
+
+
+def _looked(gateway: str) -> str:
+    """The end of a no-token message: the admin token files looked at, or why not."""
+    if not is_local(gateway):
+        return (
+            f". The admin token `midturn serve` wrote on this machine is not sent to "
+            f"{gateway}: that gateway has its own"
+        )
+    places = " or ".join(str(path) for path in admin_token_places())
+    return (
+        f". There is no {places} here either (where `midturn serve` writes its admin "
+        "token): run this in the folder where serve runs, or set MIDTURN_HOME"
+    )
 
 
 def _token(args: argparse.Namespace, variables: tuple[str, ...]) -> Found | None:
@@ -292,18 +344,26 @@ def _run_answer(args: argparse.Namespace) -> int:
         from_url = Found(token, "in the answer URL", gateway) if token else None
     if found is None:
         found = from_url or _token(args, ("MIDTURN_ANSWER_TOKEN", "MIDTURN_TOKEN"))
+    named = args.url and from_answer_url(args.url)[0]
+    if found is None:
+        found = _local(args.gateway or named or DEFAULT_GATEWAY_URL)
     if found is None:
         raise _Usage(
-            "give the answer URL, or a token (an answer or admin token, or the answer URL) "
-            "in MIDTURN_ANSWER_TOKEN / MIDTURN_TOKEN or a file (--token-file FILE)"
+            "no token to answer with was found. Give the session's answer URL "
+            "(midturn answer 'http://127.0.0.1:8765/#token=…'), or an answer or admin token "
+            "with --token-file FILE, or set MIDTURN_ANSWER_TOKEN or MIDTURN_TOKEN"
+            f"{_looked(args.gateway or named or DEFAULT_GATEWAY_URL)}."
         )
-    named = args.url and from_answer_url(args.url)[0]
     base_url = args.gateway or named or found.gateway or DEFAULT_GATEWAY_URL
     try:
         return asyncio.run(_answer(base_url, found.token))
     except httpx.TransportError as error:
-        _say(_transport_failure(base_url, error))
+        _say(_transport_failure(base_url, error) + "; start it with `midturn serve`")
         return EXIT_CODES["unavailable"]
+    except Unauthorized as error:
+        if isinstance(error, Forbidden):
+            raise
+        raise _Usage(_refused(base_url, found)) from error
 
 
 def _transport_failure(url: str, error: Exception) -> str:
@@ -334,6 +394,8 @@ def _run_serve(args: argparse.Namespace) -> int:
     found = _token(args, ())  # MIDTURN_TOKEN and the data folder's file: serve's own
     retention = None if args.retention in (None, "off") else parse_age(args.retention)
     serve(
+        access_log=args.access_log,
+        log_level=args.log_level,
         db_url=args.db or DEFAULT_DB_URL,
         host=args.host,
         port=args.port,
@@ -460,26 +522,50 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"midturn {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="run the gateway and the web inbox")
-    serve.add_argument(
-        "--db", metavar="URL", help="store URL (default sqlite:///.midturn/midturn.db)"
+    serve = commands.add_parser(
+        "serve", help="run the gateway and the web inbox", **_help.texts("serve")
     )
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8765)
-    serve.add_argument("--token", help="admin token (default: MIDTURN_TOKEN, else generated)")
+    serve.add_argument(
+        "--db",
+        metavar="URL",
+        help="the store: sqlite:///PATH or postgresql://USER@HOST/DB "
+        "(default: sqlite:///.midturn/midturn.db)",
+    )
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default: 127.0.0.1, this machine only; "
+        "0.0.0.0 listens on every network interface)",
+    )
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=8765,
+        help="the TCP port to listen on (default: 8765; 0 picks a free one)",
+    )
+    serve.add_argument(
+        "--token",
+        help="the admin token (default: MIDTURN_TOKEN, else the data folder's admin_token, "
+        "generated on the first start); visible to other users in `ps`: prefer "
+        "--token-file or the variable",
+    )
     serve.add_argument(
         "--stream-buffer-bytes",
         type=int,
+        metavar="BYTES",
         help="how far (bytes of events) an event stream may fall behind before it is "
         "dropped for its client to resume (default: MIDTURN_STREAM_BUFFER_BYTES, else 1 MiB)",
     )
     serve.add_argument(
         "--max-streams-per-token",
         type=int,
+        metavar="N",
         help="event streams one token may hold open at once "
         "(default: MIDTURN_MAX_STREAMS_PER_TOKEN, else 32)",
     )
-    serve.add_argument("--token-file", metavar="FILE", help="read the admin token from FILE")
+    serve.add_argument(
+        "--token-file", metavar="FILE", help="read the admin token from FILE (mode 0600 advised)"
+    )
     serve.add_argument(
         "--retention",
         metavar="AGE",
@@ -489,20 +575,37 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--retention-export",
         metavar="FILE",
-        help="append the pruned decision records to FILE (default <data>/pruned-decisions.jsonl)",
+        help="append the pruned decision records to FILE (default: <data>/pruned-decisions.jsonl)",
+    )
+    serve.add_argument(
+        "--access-log",
+        action="store_true",
+        help="log one JSON line per request to stderr (default: off, so the inbox link "
+        "stays on screen)",
+    )
+    serve.add_argument(
+        "--log-level",
+        choices=_help.LOG_LEVELS,
+        default="warning",
+        metavar="LEVEL",
+        help=f"what else is logged to stderr: {', '.join(_help.LOG_LEVELS)} (default: warning)",
     )
     serve.set_defaults(run=_run_serve)
 
-    mcp = commands.add_parser("mcp", help="run the MCP server over stdio (for MCP clients)")
+    mcp = commands.add_parser(
+        "mcp", help="run the MCP server over stdio (for MCP clients)", **_help.texts("mcp")
+    )
     mcp.add_argument(
-        "--store", metavar="URL", help="store URL (default sqlite:///.midturn/midturn.db)"
+        "--store",
+        metavar="URL",
+        help="run in this process on this store (default: sqlite:///.midturn/midturn.db)",
     )
     mcp.add_argument(
         "--gateway",
         metavar="URL",
         help="run on this `midturn serve` (a token in MIDTURN_TOKEN / MIDTURN_AGENT_TOKEN or "
         "--token-file); with --store, only the inbox the links point to "
-        f"(default {_MCP_INBOX})",
+        f"(default: {_MCP_INBOX})",
     )
     mcp.add_argument(
         "--session",
@@ -511,37 +614,48 @@ def _parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument(
         "--token",
-        help="the admin or an agent token for --gateway (prefer --token-file or the variables)",
+        help="the admin or an agent token for --gateway (default: MIDTURN_AGENT_TOKEN, "
+        "MIDTURN_TOKEN); visible to other users in `ps`: prefer --token-file or the variables",
     )
     mcp.add_argument("--token-file", metavar="FILE", help="read the --gateway token from FILE")
     mcp.add_argument(
         "--answer-token-file",
         metavar="FILE",
-        help="with an agent token: the session's answer token (default MIDTURN_ANSWER_TOKEN), "
-        "so the client's forms can settle",
+        help="with an agent token: read the session's answer token from FILE, so the "
+        "client's forms can settle (default: MIDTURN_ANSWER_TOKEN)",
     )
     mcp.add_argument(
         "--wait-bound",
         type=float,
         default=45.0,
         metavar="S",
-        help="return 'still open' after S seconds without an answer (default 45)",
+        help="a tool call returns 'still open' after S seconds without an answer, and the "
+        "model polls again (default: 45)",
     )
     mcp.set_defaults(run=_run_mcp)
 
     prune = commands.add_parser(
         "prune",
         help="delete settled interactions older than an age, after exporting their records",
+        **_help.texts("prune"),
     )
-    prune.add_argument("--older-than", required=True, metavar="AGE", help="30d, 12h, 90m, 45s")
     prune.add_argument(
-        "--store", "--db", metavar="URL", help="store URL (default sqlite:///.midturn/midturn.db)"
+        "--older-than",
+        required=True,
+        metavar="AGE",
+        help="prune what settled longer ago than AGE: 45s, 90m, 12h, 30d, 2w (required)",
+    )
+    prune.add_argument(
+        "--store",
+        "--db",
+        metavar="URL",
+        help="the store (default: sqlite:///.midturn/midturn.db)",
     )
     prune.add_argument(
         "--export",
         metavar="FILE",
         help="append the decision records (JSON Lines) to FILE before deleting "
-        "(default <data>/pruned-decisions.jsonl)",
+        "(default: <data>/pruned-decisions.jsonl)",
     )
     prune.add_argument(
         "--no-export", action="store_true", help="delete without writing the decision records"
@@ -554,59 +668,117 @@ def _parser() -> argparse.ArgumentParser:
     ask = commands.add_parser(
         "ask",
         help="ask a question in this terminal (or through a gateway) and print the answer",
-        epilog="exit codes: 0 answered, 1 skipped, 2 usage error, 3 timed out, "
-        "4 unavailable, 130 stopped",
+        **_help.texts("ask"),
     )
-    ask.add_argument("question", nargs="?", help="the question to ask")
-    ask.add_argument("-o", "--option", action="append", metavar="LABEL", help="a choice (2–4)")
-    ask.add_argument("--multi", action="store_true", help="allow several choices")
-    ask.add_argument("--header", help="a short label (≤ 12 characters)")
-    ask.add_argument("--text", action="store_true", help="ask for typed text (no options)")
-    ask.add_argument("--secret", action="store_true", help="typed text, masked on screen")
     ask.add_argument(
-        "--file", metavar="ASK.json", help="the whole tool input as JSON (- reads stdin)"
+        "question", nargs="?", help="the question to ask (or give the whole ask with --file)"
     )
-    ask.add_argument("--dialect", default="auto", help="the --file's dialect (default: auto)")
-    ask.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds (exit 3)")
-    ask.add_argument("--json", action="store_true", help="print the canonical result JSON")
-    ask.add_argument("--gateway", metavar="URL", help="ask through this gateway instead")
+    ask.add_argument(
+        "-o",
+        "--option",
+        action="append",
+        metavar="LABEL",
+        help="one choice; repeat it for each (2–4 choices; Other is always offered)",
+    )
+    ask.add_argument(
+        "--multi", action="store_true", help="let the person choose several of the -o choices"
+    )
+    ask.add_argument(
+        "--header",
+        help="the short label shown above the question, at most 12 characters "
+        "(default: derived from the question)",
+    )
+    ask.add_argument(
+        "--text", action="store_true", help="ask for typed text instead of choices (no -o)"
+    )
+    ask.add_argument(
+        "--secret",
+        action="store_true",
+        help="ask for typed text that is shown as dots, never as text (a password, a key)",
+    )
+    ask.add_argument(
+        "--file",
+        metavar="ASK.json",
+        help="the whole ask as tool-input JSON, several questions allowed (- reads stdin)",
+    )
+    ask.add_argument(
+        "--dialect",
+        default="auto",
+        help="the --file's tool-input dialect: midturn, claude, … (default: auto, "
+        "recognised from its shape; docs/dialects.md)",
+    )
+    ask.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="give up after S seconds without an answer, exit 3 (default: the ask's own "
+        "timeout_s, else none)",
+    )
+    ask.add_argument(
+        "--json",
+        action="store_true",
+        help="print the whole result as JSON instead of the bare answer",
+    )
+    ask.add_argument(
+        "--gateway",
+        metavar="URL",
+        help="ask through this `midturn serve` instead of this terminal",
+    )
     ask.add_argument(
         "--token",
-        help="the admin or an agent token (default: MIDTURN_AGENT_TOKEN, MIDTURN_TOKEN); "
-        "visible to other users in `ps`: prefer --token-file or the variables",
+        help="with --gateway: the admin or an agent token (default: MIDTURN_AGENT_TOKEN, "
+        "MIDTURN_TOKEN, else a gateway on this machine's ./.midturn/admin_token); visible "
+        "to other users in `ps`: prefer --token-file or the variables",
     )
-    ask.add_argument("--token-file", metavar="FILE", help="read the token from FILE")
+    ask.add_argument("--token-file", metavar="FILE", help="read the --gateway token from FILE")
     ask.set_defaults(run=_run_ask)
 
-    answer = commands.add_parser("answer", help="answer a gateway's questions in this terminal")
-    answer.add_argument("url", nargs="?", help="an answer URL (http://host:port/#token=…)")
-    answer.add_argument("--gateway", metavar="URL", help="the gateway (default 127.0.0.1:8765)")
+    answer = commands.add_parser(
+        "answer", help="answer a gateway's questions in this terminal", **_help.texts("answer")
+    )
+    answer.add_argument(
+        "url",
+        nargs="?",
+        help="a session's answer URL (http://host:port/#token=…), as `midturn ask` or the "
+        "agent printed it; it names the gateway and the token",
+    )
+    answer.add_argument(
+        "--gateway",
+        metavar="URL",
+        help="the gateway (default: the one the answer URL names, else http://127.0.0.1:8765)",
+    )
     answer.add_argument(
         "--token",
-        help="an answer or admin token (default: MIDTURN_ANSWER_TOKEN, MIDTURN_TOKEN); "
-        "visible to other users in `ps`: prefer --token-file or the variables",
+        help="an answer or admin token (default: MIDTURN_ANSWER_TOKEN, MIDTURN_TOKEN, else "
+        "a gateway on this machine's admin_token); visible to other users in `ps`: prefer "
+        "--token-file or the variables",
     )
     answer.add_argument(
         "--token-file", metavar="FILE", help="read the token, or the whole answer URL, from FILE"
     )
     answer.set_defaults(run=_run_answer)
 
-    demo = commands.add_parser("demo", help="an agent turn that asks you mid-turn")
+    demo = commands.add_parser(
+        "demo", help="an agent turn that asks you mid-turn", **_help.texts("demo")
+    )
     demo.set_defaults(run=_run_demo)
 
-    hook = commands.add_parser("hook", help="answer an agent's own hooks through a gateway")
+    hook = commands.add_parser(
+        "hook", help="answer an agent's own hooks through a gateway", **_help.texts("hook")
+    )
     hooks = hook.add_subparsers(dest="agent", required=True, metavar="AGENT")
     claude = hooks.add_parser(
         "claude-code",
         help="Claude Code's PreToolUse / PermissionRequest hook (payload on stdin)",
         description="Answer Claude Code's PreToolUse and PermissionRequest hooks (the "
         "payload on stdin, the decision on stdout) through a midturn gateway.",
-        epilog="settings.json: docs/adapters/claude-code.md",
+        epilog=_help.EPILOGS["claude-code"],
+        formatter_class=_help.texts("claude-code")["formatter_class"],
     )
     claude.add_argument(
         "--gateway",
         metavar="URL",
-        help="the gateway (default: MIDTURN_GATEWAY, else 127.0.0.1:8765)",
+        help="the gateway (default: MIDTURN_GATEWAY, else http://127.0.0.1:8765)",
     )
     claude.add_argument(
         "--token",
@@ -618,7 +790,8 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout",
         type=float,
         metavar="S",
-        help="after S seconds without an answer, withdraw it and let Claude Code ask",
+        help="after S seconds without an answer, withdraw it and let Claude Code ask "
+        "(default: wait until Claude Code's own hook timeout ends it)",
     )
     claude.set_defaults(run=_run_hook)
     return parser

@@ -25,6 +25,7 @@ import uvicorn
 from midturn.errors import UsageError
 from midturn.gateway._app import create_app
 from midturn.gateway._auth import new_admin_token
+from midturn.gateway._port import check_port
 from midturn.gateway._protocol import JsonErrorsH11Protocol
 from midturn.gateway._state import GatewayState, StreamLimits
 from midturn.runtime import Runtime
@@ -90,17 +91,25 @@ class _JsonLogFormatter(logging.Formatter):
         return _LINE_ENCODER.encode(fields)
 
 
-def _configure_logging(access_log: bool) -> None:
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
+def _configure_logging(access_log: bool, level: str = "warning") -> None:
     """JSON lines on stderr for the gateway's loggers (set up once, only if the host has
-    not configured them): one per request when `access_log`, and errors."""
+    not configured them): one per request when `access_log`, and what `level` lets
+    through (warnings and errors by default). Requests are logged only with
+    `access_log`, whatever the level."""
     logger = logging.getLogger("midturn.gateway")
     if logger.handlers:
         return
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_JsonLogFormatter())
     logger.addHandler(handler)
-    logger.setLevel(logging.INFO if access_log else logging.WARNING)
+    threshold = logging.getLevelNamesMapping().get(level.upper(), logging.WARNING)
+    logger.setLevel(threshold)
     logger.propagate = False
+    access = logging.getLogger("midturn.gateway.access")
+    access.setLevel(logging.INFO if access_log else logging.WARNING)
 
 
 class _Server(uvicorn.Server):
@@ -198,7 +207,8 @@ async def run_server(
     `<data>/pruned-decisions.jsonl`); None keeps everything."""
     if not 0 <= port <= 65535:
         raise UsageError(f"port {port} is out of range; use 0–65535 (0 picks a free port)")
-    _configure_logging(access_log)
+    check_port(host, port)  # a taken port is a clear message, not uvicorn's errno line
+    _configure_logging(access_log, log_level)
     limits = StreamLimits.from_env(stream_buffer_bytes, max_streams_per_token)
     admin_token, generated = admin_token_for(data_dir_for(db_url), token)
     mcp_key = _mcp_state_key(data_dir_for(db_url))
@@ -270,10 +280,14 @@ def serve(
     token_origin: str | None = None,
     retention: timedelta | None = None,
     retention_records: Path | None = None,
+    access_log: bool = False,
+    log_level: str = "warning",
 ) -> None:
     """Run the gateway and the web inbox until SIGINT/SIGTERM (blocking). Prints the
     inbox URL once it listens, with the admin token only when it was just generated;
-    prunes what settled longer than `retention` ago (see `run_server`)."""
+    prunes what settled longer than `retention` ago (see `run_server`). Requests are
+    logged (JSON lines on stderr) only with `access_log`; `log_level` is the threshold
+    for the rest (uvicorn's and the gateway's)."""
     asyncio.run(
         run_server(
             db_url,
@@ -285,5 +299,7 @@ def serve(
             token_origin=token_origin,
             retention=retention,
             retention_records=retention_records,
+            access_log=access_log,
+            log_level=log_level,
         )
     )
