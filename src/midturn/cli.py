@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from midturn._cli import _help
+from midturn._cli._wording import for_a_person
 from midturn._cli_tokens import (
     Found,
     TokenProblem,
@@ -131,7 +132,7 @@ def _tool_input(args: argparse.Namespace) -> tuple[Ask, Any, str]:
     ask = parse_ask(data, dialect)
     if args.timeout is not None:
         if args.timeout <= 0:
-            raise _Usage(f"--timeout {args.timeout} must be more than 0 seconds")
+            raise _Usage(f"--timeout {args.timeout:g} is no time to answer; give seconds above 0")
         return ask, _canonical(ask) | {"timeout_s": args.timeout}, "midturn"
     return ask, data, ask.dialect
 
@@ -163,7 +164,7 @@ def _report(result: AskResult, as_json: bool) -> int:
         "cancelled": "stopped",
     }
     if result.outcome in notes:
-        _say(f"midturn: {notes[result.outcome]}")
+        _say(f"midturn ask: {notes[result.outcome]}")
     return code
 
 
@@ -182,7 +183,7 @@ async def _ask_here(ask: Ask, timeout_s: float | None, as_json: bool) -> int:
     window = repeat_window_from_env(0.5)
     with open_terminal() as term:
         if term is None:
-            _say("midturn: no terminal here to ask in; use --gateway URL to ask through a gateway")
+            _say("midturn ask: no terminal here to ask in; give --gateway URL to ask through one")
             return _report(uniform_result(ask, "unavailable"), as_json)
         loop = asyncio.get_running_loop()
         deadline = None if timeout_s is None else loop.time() + timeout_s
@@ -254,8 +255,8 @@ async def _ask_gateway(tool_input: Any, dialect: str, args: argparse.Namespace) 
                 raise
     except httpx.TransportError as error:
         _say(
-            _transport_failure(args.gateway, error) + "; start it with `midturn serve` "
-            "or check --gateway"
+            "midturn ask: " + _transport_failure(args.gateway, error) + "; start it with "
+            "`midturn serve` or check --gateway"
         )
         return EXIT_CODES["unavailable"]
     except Unauthorized as error:
@@ -322,7 +323,10 @@ async def _answer(base_url: str, token: str) -> int:
 
     with open_terminal() as term:
         if term is None:
-            _say("midturn: `midturn answer` needs a terminal; open the web inbox instead")
+            _say(
+                "midturn answer: there is no terminal here to answer in; run it in one, or "
+                "open the web inbox (`midturn serve` printed its link)"
+            )
             return EXIT_CODES["unavailable"]
         async with AsyncClient(base_url, token) as client:
             who = await client.whoami()
@@ -358,7 +362,9 @@ def _run_answer(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_answer(base_url, found.token))
     except httpx.TransportError as error:
-        _say(_transport_failure(base_url, error) + "; start it with `midturn serve`")
+        _say(
+            f"midturn answer: {_transport_failure(base_url, error)}; start it with `midturn serve`"
+        )
         return EXIT_CODES["unavailable"]
     except Unauthorized as error:
         if isinstance(error, Forbidden):
@@ -372,8 +378,8 @@ def _transport_failure(url: str, error: Exception) -> str:
 
     detail = str(error) or type(error).__name__
     if isinstance(error, httpx.TimeoutException):
-        return f"midturn: the gateway at {url} did not answer in time ({detail})"
-    return f"midturn: cannot reach the gateway at {url} ({detail})"
+        return f"the gateway at {url} did not answer in time ({detail})"
+    return f"cannot reach the gateway at {url} ({detail})"
 
 
 def _run_demo(args: argparse.Namespace) -> int:
@@ -382,7 +388,7 @@ def _run_demo(args: argparse.Namespace) -> int:
 
     with open_terminal() as term:
         if term is None:
-            _say("midturn: the demo asks in a terminal, and there is none here")
+            _say("midturn demo: the demo asks in a terminal, and there is none here; run it in one")
             return EXIT_CODES["unavailable"]
         return asyncio.run(run_demo(term, repeat_window_s=repeat_window_from_env(0.5)))
 
@@ -453,7 +459,7 @@ def _run_mcp(args: argparse.Namespace) -> int:
             )
         )
     except httpx.TransportError as error:
-        _say(_transport_failure(args.gateway, error))
+        _say(f"midturn mcp: {_transport_failure(args.gateway, error)}")
         return EXIT_CODES["unavailable"]
     return 0
 
@@ -506,7 +512,7 @@ def _run_hook(args: argparse.Namespace) -> int:
         found = None
     gateway = args.gateway or os.environ.get("MIDTURN_GATEWAY") or DEFAULT_GATEWAY_URL
     if args.timeout is not None and args.timeout <= 0:
-        raise _Usage(f"--timeout {args.timeout} must be more than 0 seconds")
+        raise _Usage(f"--timeout {args.timeout:g} is no time to answer; give seconds above 0")
     return run(
         text, gateway=gateway, token=None if found is None else found.token, timeout=args.timeout
     )
@@ -800,6 +806,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit code."""
     args = _parser().parse_args(argv)
+    if getattr(args, "agent", None):  # `midturn hook claude-code: …`
+        args.command = f"{args.command} {args.agent}"
     try:
         code: int = args.run(args)
         return code
@@ -807,7 +815,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"midturn {args.command}: {error}")
         return EXIT_CODES["usage"]
     except InvalidAsk as error:
-        _say(f"midturn {args.command}: the ask is not valid:\n{error}")
+        _say(f"midturn {args.command}: {for_a_person(error, source=getattr(args, 'file', None))}")
         return EXIT_CODES["usage"]
     except GatewayError as error:
         _say(f"midturn {args.command}: the gateway refused: {error}")
