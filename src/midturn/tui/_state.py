@@ -195,7 +195,9 @@ class PickerState:
             else:
                 self._commit((digit - 1,), None)
                 self.guard.armed("enter", now)  # a held Enter must not pick on the next one
-        elif digit == len(question.options) + 1 and rows[digit - 1] == "other":
+        elif (
+            digit == len(question.options) + 1 and digit <= len(rows) and rows[digit - 1] == "other"
+        ):
             self.draft.cursor = digit - 1
         else:
             last = len(question.options) + (1 if question.allow_other else 0)
