@@ -733,8 +733,8 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument(
         "--token",
         help="with --gateway: the admin or an agent token (default: MIDTURN_AGENT_TOKEN, "
-        "MIDTURN_TOKEN, else a gateway on this machine's ./.midturn/admin_token); visible "
-        "to other users in `ps`: prefer --token-file or the variables",
+        "MIDTURN_TOKEN, else, for a gateway on this machine, the admin_token `midturn serve` "
+        "wrote); visible to other users in `ps`: prefer --token-file or the variables",
     )
     ask.add_argument("--token-file", metavar="FILE", help="read the --gateway token from FILE")
     ask.set_defaults(run=_run_ask)
@@ -755,9 +755,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     answer.add_argument(
         "--token",
-        help="an answer or admin token (default: MIDTURN_ANSWER_TOKEN, MIDTURN_TOKEN, else "
-        "a gateway on this machine's admin_token); visible to other users in `ps`: prefer "
-        "--token-file or the variables",
+        help="an answer or admin token (default: MIDTURN_ANSWER_TOKEN, MIDTURN_TOKEN, else, "
+        "for a gateway on this machine, the admin_token `midturn serve` wrote); visible to "
+        "other users in `ps`: prefer --token-file or the variables",
     )
     answer.add_argument(
         "--token-file", metavar="FILE", help="read the token, or the whole answer URL, from FILE"
