@@ -91,9 +91,6 @@ class _JsonLogFormatter(logging.Formatter):
         return _LINE_ENCODER.encode(fields)
 
 
-LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
-
-
 def _configure_logging(access_log: bool, level: str = "warning") -> None:
     """JSON lines on stderr for the gateway's loggers (set up once, only if the host has
     not configured them): one per request when `access_log`, and what `level` lets
@@ -194,7 +191,8 @@ async def run_server(
 ) -> None:
     """Run the gateway until stopped. `on_ready(base_url)` is called once it listens;
     `on_server(server)` hands out the server so a caller can `stop()` it; `log_level` is
-    uvicorn's; `access_log` writes one JSON line per request to stderr. The stream bounds
+    the threshold of uvicorn's and the gateway's logs; `access_log` writes one JSON line
+    per request to stderr, whatever the level. The stream bounds
     default to `MIDTURN_STREAM_BUFFER_BYTES` / `MIDTURN_MAX_STREAMS_PER_TOKEN`, else
     1 MiB and 32 (docs/protocol.md).
 
@@ -275,13 +273,13 @@ def serve(
     port: int = 8765,
     token: str | None = None,
     *,
+    access_log: bool = False,
+    log_level: str = "warning",
     stream_buffer_bytes: int | None = None,
     max_streams_per_token: int | None = None,
     token_origin: str | None = None,
     retention: timedelta | None = None,
     retention_records: Path | None = None,
-    access_log: bool = False,
-    log_level: str = "warning",
 ) -> None:
     """Run the gateway and the web inbox until SIGINT/SIGTERM (blocking). Prints the
     inbox URL once it listens, with the admin token only when it was just generated;
@@ -294,12 +292,12 @@ def serve(
             host,
             port,
             token,
+            access_log=access_log,
+            log_level=log_level,
             stream_buffer_bytes=stream_buffer_bytes,
             max_streams_per_token=max_streams_per_token,
             token_origin=token_origin,
             retention=retention,
             retention_records=retention_records,
-            access_log=access_log,
-            log_level=log_level,
         )
     )
