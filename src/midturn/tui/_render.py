@@ -32,6 +32,8 @@ Line = list[Fragment]
 
 _TOKENS = re.compile(r"\n|[^\S\n]+|[^\s]+")
 MIN_WIDTH = 16
+_ROOM_FOR_THE_QUESTION = 6
+"""Lines the `?` key list leaves for the question and its rows, or it does not open."""
 
 
 def text_width(text: str) -> int:
@@ -364,8 +366,14 @@ def render_picker(state: PickerState, width: int, height: int | None = None) -> 
             help_lines(["Enter submit or change", "↑↓ move", "← back", "Ctrl-C stop"], width)
         )
         return _review_screen(state, width) + tail
-    if state.show_keys and state.question.kind == "choice":
-        tail.extend(_key_list(state, width))
+    keys = _key_list(state, width) if state.show_keys and state.question.kind == "choice" else []
+    if keys and (height is None or len(keys) + len(tail) + _ROOM_FOR_THE_QUESTION <= height):
+        tail.extend(keys)
+    elif keys:  # the list would push the question off a short terminal
+        tail[-1:-1] = wrap_runs(
+            [("class:notice", "The terminal is too short to list every key.")], width
+        )
+        tail.extend(help_lines(_help(state), width))
     else:
         tail.extend(help_lines(_help(state), width))
     budget = None if height is None else height - len(tail)
