@@ -265,3 +265,15 @@ def test_the_local_admin_token_is_not_sent_to_another_machine(tmp_path: Path) ->
     done = _run("answer", "--gateway", "http://192.0.2.1:8765", cwd=tmp_path)
     assert done.returncode == 2
     assert "is not sent to http://192.0.2.1:8765" in done.stderr
+
+
+def test_a_port_taken_on_every_interface_points_to_an_inbox_a_browser_opens(
+    tmp_path: Path,
+) -> None:
+    first = tmp_path / "first"
+    first.mkdir()
+    with _serving(first, "--host", "0.0.0.0") as (url, _, _):
+        port = url.rsplit(":", 1)[1]
+        done = _run("serve", "--host", "0.0.0.0", "--port", port, cwd=tmp_path)
+    assert done.returncode == 2
+    assert f"its inbox is at http://127.0.0.1:{port}/" in done.stderr

@@ -73,7 +73,8 @@ def _explain(host: str, port: int, error: OSError) -> str:
         elif "midturn" in holder[1]:
             who = (
                 f"another midturn gateway is listening there (pid {holder[0]}: {holder[1]}), "
-                f"probably one you started earlier: its inbox is at http://{host}:{port}/"
+                f"probably one you started earlier: its inbox is at http://{_browsable(host)}:"
+                f"{port}/"
             )
         else:
             who = f"it is held by pid {holder[0]} ({holder[1]})"
@@ -97,6 +98,15 @@ def _explain(host: str, port: int, error: OSError) -> str:
         f"cannot listen on {host} port {port}: {error.strerror or error}. Try another "
         "port (`--port 0` picks a free one) or another --host."
     )
+
+
+def _browsable(host: str) -> str:
+    """A host a browser on this machine can open: every interface is reached locally."""
+    if host in ("0.0.0.0", ""):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host else host
 
 
 def port_holder(port: int) -> tuple[int, str] | None:
