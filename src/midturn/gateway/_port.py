@@ -1,9 +1,12 @@
-"""Before uvicorn binds: can this host and port be listened on? If not, say why in a
-person's words, with the fix, instead of uvicorn's `[Errno 98]` log line.
+"""The gateway's listening sockets, bound before uvicorn starts: when the host and port
+cannot be listened on, a person reads why, with the fix, instead of uvicorn's
+`[Errno 98]` log line.
 
-The check binds the address the way uvicorn will (SO_REUSEADDR on POSIX, each address
-the host resolves to) and closes it again at once. Another process could take the port
-in the moment between, so uvicorn's own failure stays possible; it is just rare.
+`check_port` tries first, before the gateway writes anything (its admin token, the
+store); `bind_sockets` binds for real just before uvicorn starts, the way asyncio's
+`create_server` would (SO_REUSEADDR on POSIX, IPv6 sockets IPv6-only, one socket per
+address the host resolves to), and uvicorn serves on those sockets. So a port taken in
+between is told in the same words, never as uvicorn's errno line.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pathlib import Path
 
 from midturn.errors import UsageError
 
-__all__ = ["PortUnavailable", "check_port", "port_holder"]
+__all__ = ["PortUnavailable", "bind_sockets", "check_port", "port_holder"]
 
 
 class PortUnavailable(UsageError):
@@ -33,20 +36,55 @@ def check_port(host: str, port: int) -> None:
         raise PortUnavailable(_explain(host, port, error)) from error
 
 
-def _bind_error(host: str, port: int) -> OSError | None:
-    """What binding every address of `host` on `port` fails with, or None."""
+def bind_sockets(host: str, port: int) -> list[socket.socket]:
+    """Sockets bound to every address of `host` on `port` (0: a free port), not yet
+    listening; `PortUnavailable` with the fix when one cannot be bound."""
+    bound: list[socket.socket] = []
     try:
-        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        for family, kind, proto, _, address in _addresses(host, port):
+            sock = socket.socket(family, kind, proto)
+            bound.append(sock)
+            _prepare(sock, family)
+            try:
+                sock.bind(address)
+            except OSError as error:
+                raise PortUnavailable(_explain(host, port, error)) from error
+    except BaseException:
+        for sock in bound:
+            sock.close()
+        raise
+    return bound
+
+
+def _prepare(sock: socket.socket, family: int) -> None:
+    if os.name == "posix":
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if family == socket.AF_INET6 and hasattr(socket, "IPPROTO_IPV6"):
+        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+
+
+def _addresses(host: str, port: int) -> list[tuple[int, int, int, str, tuple[object, ...]]]:
+    """Each distinct address to listen on, as asyncio would resolve `host`."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as error:
         raise PortUnavailable(
             f"cannot listen on {host!r}: it is not an address or a name this machine can "
             f"resolve ({error.strerror}). Give --host an address of this machine, such as "
             "127.0.0.1 (this machine only) or 0.0.0.0 (every network interface)."
         ) from error
-    for family, kind, proto, _, address in addresses:
+    unique: list[tuple[int, int, int, str, tuple[object, ...]]] = []
+    for entry in found:
+        if entry not in unique:
+            unique.append(entry)
+    return unique
+
+
+def _bind_error(host: str, port: int) -> OSError | None:
+    """What binding every address of `host` on `port` fails with, or None."""
+    for family, kind, proto, _, address in _addresses(host, port):
         with socket.socket(family, kind, proto) as probe:
-            if os.name == "posix":
-                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            _prepare(probe, family)
             try:
                 probe.bind(address)
             except OSError as error:

@@ -25,7 +25,7 @@ import uvicorn
 from midturn.errors import UsageError
 from midturn.gateway._app import create_app
 from midturn.gateway._auth import new_admin_token
-from midturn.gateway._port import check_port
+from midturn.gateway._port import bind_sockets, check_port
 from midturn.gateway._protocol import JsonErrorsH11Protocol
 from midturn.gateway._state import GatewayState, StreamLimits
 from midturn.runtime import Runtime
@@ -167,6 +167,11 @@ def _mcp_state_key(data_dir: Path) -> bytes | None:
     return load_state_key(data_dir)
 
 
+def _close_all(sockets: list[Any]) -> None:
+    for sock in sockets:
+        sock.close()
+
+
 def _print(line: str) -> None:
     print(line, flush=True)
 
@@ -261,8 +266,11 @@ async def run_server(
         server = _Server(config, state, ready, signals=install_signal_handlers)
         if on_server is not None:
             on_server(server)
+        # bound here, not by uvicorn: a port taken since check_port is still told in words
+        sockets = bind_sockets(host, port)
+        stack.callback(_close_all, sockets)
         try:
-            await server.serve()
+            await server.serve(sockets=sockets)
         finally:
             await state.aclose()
 
