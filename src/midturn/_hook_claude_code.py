@@ -82,7 +82,9 @@ class Payload:
     tool_input: dict[str, Any] = field(default_factory=dict)
     tool_use_id: str | None = None
     agent_id: str | None = None  # set inside a sub-agent
+    agent_type: str | None = None  # the sub-agent's name, beside agent_id
     prompt: str = ""  # UserPromptSubmit
+    transcript_path: str = ""  # the session's conversation, JSON Lines
 
 
 def read_payload(text: str) -> Payload:
@@ -111,6 +113,7 @@ def read_payload(text: str) -> Payload:
     if not isinstance(tool_name, str) or not tool_name or not isinstance(tool_input, dict):
         raise HookFailure(f"the {event} hook input has no tool_name and tool_input object")
     tool_use_id, agent_id = data.get("tool_use_id"), data.get("agent_id")
+    agent_type, transcript = data.get("agent_type"), data.get("transcript_path")
     return Payload(
         event=event,
         session_id=str(data.get("session_id") or ""),
@@ -119,6 +122,8 @@ def read_payload(text: str) -> Payload:
         tool_input=tool_input,
         tool_use_id=tool_use_id if isinstance(tool_use_id, str) and tool_use_id else None,
         agent_id=agent_id if isinstance(agent_id, str) and agent_id else None,
+        agent_type=agent_type if isinstance(agent_type, str) and agent_type else None,
+        transcript_path=transcript if isinstance(transcript, str) else "",
     )
 
 
@@ -269,6 +274,7 @@ async def _decide(
             dialect="claude",
             tool_call_id=payload.tool_use_id,
             turn_id=turn_id,
+            context=_context(payload),
         )
     else:
         summary, details = _summary(payload.tool_name, payload.tool_input)
@@ -281,6 +287,7 @@ async def _decide(
             risk=risk,
             tool_call_id=payload.tool_use_id,
             turn_id=turn_id,
+            context=_context(payload),
         )
     settled = await client.wait(parked.id, timeout, kind=parked.kind)
     if settled.pending:
@@ -290,6 +297,66 @@ async def _decide(
     if payload.tool_name == QUESTION_TOOL:
         return _ask_output(payload, settled)
     return _permission_output(payload, settled.interaction)
+
+
+# -- who is asking: the context shown beside the interaction ------------------------------
+
+_TRANSCRIPT_TAIL = 256 * 1024  # read this much of the conversation's end, at most
+
+
+def _context(payload: Payload) -> dict[str, Any]:
+    """Who asks (Claude Code, or which of its sub-agents), what it was doing (the last
+    assistant text of its transcript, when the file can be read) and, for a permission,
+    the tool call (docs/contract.md#who-is-asking; the gateway bounds each field)."""
+    agent = "Claude Code" if payload.agent_type is None else f"Claude Code · {payload.agent_type}"
+    context: dict[str, Any] = {"agent": agent}
+    doing = last_assistant_text(payload.transcript_path)
+    if doing:
+        context["doing"] = doing
+    if payload.tool_name != QUESTION_TOOL:
+        context["tool"] = {"name": payload.tool_name, "input": payload.tool_input}
+    return context
+
+
+def last_assistant_text(transcript_path: str) -> str | None:
+    """The text of the newest assistant message in a Claude Code transcript (one JSON
+    object per line; an assistant line holds `message.content` blocks), or None when
+    there is no such file or line. Only the file's end is read."""
+    if not transcript_path:
+        return None
+    try:
+        with open(transcript_path, "rb") as file:
+            file.seek(0, 2)
+            size = file.tell()
+            file.seek(max(0, size - _TRANSCRIPT_TAIL))
+            tail = file.read()
+    except OSError:
+        return None
+    for line in reversed(tail.decode("utf-8", "replace").splitlines()):
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # the first, cut line, or one being written
+        if not isinstance(entry, dict) or entry.get("type") != "assistant":
+            continue
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            texts = [content]
+        elif isinstance(content, list):
+            texts = [
+                block["text"]
+                for block in content
+                if isinstance(block, dict)
+                and block.get("type") == "text"
+                and isinstance(block.get("text"), str)
+            ]
+        else:
+            texts = []
+        text = "\n".join(t.strip() for t in texts if t.strip())
+        if text:
+            return text
+    return None
 
 
 # -- turns: UserPromptSubmit starts one, Stop ends it -------------------------------------

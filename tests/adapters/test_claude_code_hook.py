@@ -250,3 +250,51 @@ async def test_the_settings_json_in_the_docs_is_valid_and_every_entry_runs(
         env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
     )
     assert "PreToolUse" in shown.stdout and "UserPromptSubmit" in shown.stdout
+
+
+async def test_the_interaction_says_who_asks_and_what_claude_was_doing(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    """The hook reads the end of Claude Code's transcript: the newest assistant text
+    becomes the context's `doing`, beside the agent's name and the tool call."""
+    transcript = tmp_path / "transcript.jsonl"
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "Clean up and rebuild"}},
+        {
+            "type": "assistant",
+            "message": {"content": [{"type": "text", "text": "Old text, not the newest."}]},
+        },
+        {
+            "type": "assistant",
+            "message": {
+                "content": [
+                    {"type": "text", "text": "The build folder is stale; removing it first."},
+                    {"type": "tool_use", "id": "toolu_60", "name": "Bash", "input": {}},
+                ]
+            },
+        },
+        {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "x"}]}},
+    ]
+    transcript.write_text("\n".join(json.dumps(line) for line in lines) + "\n{cut")
+    command = {"command": "rm -rf build/"}
+    data = payload("PreToolUse", "Bash", command, "toolu_60")
+    data |= {"transcript_path": str(transcript), "agent_id": "a1", "agent_type": "cleaner"}
+    hook = Hook(tmp_path, gateway.url, data)
+    request = await asked(person)
+    assert request.context is not None
+    assert request.context.agent == "Claude Code · cleaner"
+    assert request.context.doing == "The build folder is stale; removing it first."
+    assert request.context.tool is not None and request.context.tool.name == "Bash"
+    assert json.loads(request.context.tool.input or "") == command
+    await person.decide(request.id, "deny", message="not now")
+    _, output, _ = await hook.output()
+    assert specific(output)["permissionDecision"] == "deny"
+
+
+def test_a_missing_or_unreadable_transcript_gives_no_doing(tmp_path: Path) -> None:
+    from midturn._hook_claude_code import last_assistant_text
+
+    assert last_assistant_text("") is None
+    assert last_assistant_text(str(tmp_path / "absent.jsonl")) is None
+    (tmp_path / "junk.jsonl").write_bytes(b"\xff\xfe not json\n[1, 2]\n")
+    assert last_assistant_text(str(tmp_path / "junk.jsonl")) is None
