@@ -23,6 +23,7 @@ import contextlib
 import logging
 import random
 import secrets
+import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
@@ -98,6 +99,15 @@ class Notifier:
         self._inflight: set[asyncio.Task[None]] = set()
         self._subscription: Subscription | None = None
         self._random = random.Random()
+        # What this process knows without a read (each refreshed from the store on a
+        # miss): the cursor it last moved, the destinations (re-read when woken or every
+        # few polls), session titles (a session's meta never changes), and the events
+        # the runtime's tap handed over since the last fan-out.
+        self._cursor: int | None = None
+        self._destinations: list[WebhookDestination] | None = None
+        self._destinations_at = 0.0
+        self._titles: dict[str, str | None] = {}
+        self._heard_events: dict[int, Event] = {}
 
     @property
     def public_url(self) -> str:
@@ -146,12 +156,15 @@ class Notifier:
         await self.aclose()
 
     def wake(self) -> None:
-        """Look at the log and the outbox again now (a destination changed, a delivery
-        was replayed)."""
+        """Look at the destinations, the log and the outbox again now (a destination
+        changed, a delivery was replayed)."""
+        self._destinations = None
         self._log_woken.set()
         self._send_woken.set()
 
     def _heard(self, event: Event) -> None:
+        if len(self._heard_events) < _LOG_PAGE:
+            self._heard_events[event.id] = event
         self._log_woken.set()
 
     async def _wait(self, woken: asyncio.Event, timeout: float) -> None:
@@ -174,24 +187,72 @@ class Notifier:
             if not progressed:
                 await self._wait(self._log_woken, self.options.poll_s * 5)
 
+    async def _enabled(self) -> list[WebhookDestination]:
+        """The enabled destinations, re-read when woken and at least every `poll_s` (a
+        change made through another replica)."""
+        now = time.monotonic()
+        if self._destinations is None or now - self._destinations_at > self.options.poll_s:
+            self._destinations = [d for d in await self.store.list_webhooks() if d.enabled]
+            self._destinations_at = now
+        return self._destinations
+
+    async def _events_after(self, cursor: int) -> list[Event]:
+        """The log after `cursor`: the events the tap handed over when they run on from
+        the cursor with no id missing (then they are exactly the log's), else a read."""
+        heard = self._heard_events
+        self._heard_events = {}
+        run: list[Event] = []
+        next_id = cursor + 1
+        while next_id in heard and len(run) < _LOG_PAGE:
+            run.append(heard[next_id])
+            next_id += 1
+        if run and len(run) == sum(1 for key in heard if key > cursor):
+            return run
+        return await self.store.read_events(cursor, limit=_LOG_PAGE)
+
     async def _fan_out_once(self) -> bool:
         """One batch of the log into deliveries; whether there may be more right away."""
-        enabled = [d for d in await self.store.list_webhooks() if d.enabled]
+        enabled = await self._enabled()
         if not enabled:
+            self._heard_events.clear()
             return False
-        cursor = await self.store.outbox_cursor()
+        cursor = self._cursor
+        if cursor is None:
+            cursor = self._cursor = await self.store.outbox_cursor()
         floor = min(d.since_event_id for d in enabled)
         if cursor < floor:  # nobody wants what came before: skip it without reading it
-            await self.store.enqueue_deliveries([], cursor=(cursor, floor))
+            moved = await self.store.enqueue_deliveries([], cursor=(cursor, floor))
+            self._cursor = floor if moved is not None else None
             return True
-        events = await self.store.read_events(cursor, limit=_LOG_PAGE)
+        events = await self._events_after(cursor)
         if not events:
             return False
         rows = await self._deliveries_for(events, enabled)
+        now = utcnow()
+        due = {d.id for d in rows if as_utc(d.next_attempt_at) <= now}
+        lease_until = now + self.options.lease
+        rows = [
+            d.model_copy(update={"lease_owner": self.owner, "lease_until": lease_until})
+            if d.id in due
+            else d
+            for d in rows
+        ]
         outcome = await self.store.enqueue_deliveries(rows, cursor=(cursor, events[-1].id))
+        if outcome is None:  # another replica fanned these out: read its cursor
+            self._cursor = None
+            return True
+        self._cursor = events[-1].id
+        if outcome == len(rows):
+            # every row is ours, and the due ones are leased to us: send them now
+            by_id = {d.id: d for d in enabled}
+            for delivery in rows:
+                if delivery.id in due:
+                    self._spawn(delivery, by_id.get(delivery.destination_id))
+        else:  # (not expected: a key written before) leave them to the claims
+            log.warning("the fan-out wrote %d of %d deliveries", outcome, len(rows))
         if outcome:
             self._send_woken.set()
-        if outcome is not None:
+        if self.options.remind_after is not None or self.options.escalate_after is not None:
             for event in events:
                 if event.type in SETTLED_TYPES and event.interaction_id is not None:
                     await self.store.cancel_deliveries(event.interaction_id, TIMED_TYPES)
@@ -201,7 +262,6 @@ class Notifier:
         self, events: Sequence[Event], destinations: Sequence[WebhookDestination]
     ) -> list[Delivery]:
         interactions: dict[str, Interaction | None] = {}
-        titles: dict[str, str | None] = {}
         rows: list[Delivery] = []
         now = utcnow()
         window = self.options.retry_window
@@ -217,14 +277,9 @@ class Notifier:
             interaction = None
             if event.interaction_id is not None:
                 if event.interaction_id not in interactions:
-                    interactions[event.interaction_id] = await self.store.get_interaction(
-                        event.interaction_id
-                    )
+                    interactions[event.interaction_id] = await self._interaction_of(event)
                 interaction = interactions[event.interaction_id]
-            if event.session_id not in titles:
-                session = await self.store.get_session(event.session_id)
-                titles[event.session_id] = _title(session.meta) if session else None
-            title = titles[event.session_id]
+            title = await self._title_of(event.session_id)
             position = event.data.get("position")
 
             def payload_for(
@@ -268,6 +323,24 @@ class Notifier:
             if event.type in REQUESTED_TYPES and interaction is not None and interaction.pending:
                 rows.extend(self._timed(event, interaction, matching, payload_for, now))
         return rows
+
+    async def _interaction_of(self, event: Event) -> Interaction | None:
+        """The interaction as the event carries it (a requested or settled event carries
+        it whole), else as stored."""
+        carried = event.data.get("interaction")
+        if isinstance(carried, dict) and carried.get("id") == event.interaction_id:
+            with contextlib.suppress(ValueError):
+                return Interaction.model_validate(carried)
+        assert event.interaction_id is not None
+        return await self.store.get_interaction(event.interaction_id)
+
+    async def _title_of(self, session_id: str) -> str | None:
+        if session_id not in self._titles:
+            session = await self.store.get_session(session_id)
+            if len(self._titles) >= 10_000:
+                self._titles.clear()
+            self._titles[session_id] = _title(session.meta) if session else None
+        return self._titles[session_id]
 
     def _payload_text(
         self,
@@ -372,12 +445,16 @@ class Notifier:
             self.owner, now=now, lease_until=now + self.options.lease, limit=room
         )
         for delivery in claimed:
-            task = asyncio.create_task(
-                self._attempt(delivery), name=f"midturn-notify {delivery.id}"
-            )
-            self._inflight.add(task)
-            task.add_done_callback(self._sent)
+            self._spawn(delivery)
         return bool(claimed)
+
+    def _spawn(self, delivery: Delivery, known: WebhookDestination | None = None) -> None:
+        """Send a delivery leased to this process, in a task of its own."""
+        task = asyncio.create_task(
+            self._attempt(delivery, known), name=f"midturn-notify {delivery.id}"
+        )
+        self._inflight.add(task)
+        task.add_done_callback(self._sent)
 
     def _sent(self, task: asyncio.Task[None]) -> None:
         self._inflight.discard(task)
@@ -385,8 +462,8 @@ class Notifier:
         if not task.cancelled() and task.exception() is not None:
             log.error("a notification attempt failed", exc_info=task.exception())
 
-    async def _attempt(self, delivery: Delivery) -> None:
-        outcome = await self._outcome(delivery)
+    async def _attempt(self, delivery: Delivery, known: WebhookDestination | None) -> None:
+        outcome = await self._outcome(delivery, known)
         if outcome is not None:
             await self.store.finish_delivery(outcome, self.owner)
 
@@ -397,8 +474,13 @@ class Notifier:
             delay = max(delay, timedelta(seconds=min(retry_after, 86400)))
         return delay
 
-    async def _outcome(self, delivery: Delivery) -> Delivery | None:
-        destination = await self.store.get_webhook(delivery.destination_id)
+    async def _outcome(
+        self, delivery: Delivery, known: WebhookDestination | None = None
+    ) -> Delivery | None:
+        """Send it, or say why not; the delivery as it then stands (None: it is gone).
+        `known`: the destination as the fan-out read it at most `poll_s` ago, else it is
+        read now (a change made through another replica takes effect within `poll_s`)."""
+        destination = known or await self.store.get_webhook(delivery.destination_id)
         if destination is None:
             return None  # deleted, and its deliveries with it
         now = utcnow()

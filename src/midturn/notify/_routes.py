@@ -248,7 +248,9 @@ def webhook_router(
         """A new secret, shown this once; the old one signs beside it during the grace."""
         grace_s = (body or RotateIn()).grace_s
         grace = settings.rotation_grace if grace_s is None else timedelta(seconds=grace_s)
-        return _with_secret(await rotate_secret(store, webhook_id, grace))
+        rotated = await rotate_secret(store, webhook_id, grace)
+        changed()
+        return _with_secret(rotated)
 
     @router.delete("/webhooks/{webhook_id}", status_code=204)
     async def delete_webhook(webhook_id: WebhookId) -> Response:

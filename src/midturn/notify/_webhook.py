@@ -22,7 +22,6 @@ __all__ = ["StandardWebhookSender", "check_http_url", "sign_headers"]
 
 DEFAULT_TIMEOUT_S = 15.0
 _ERROR_SHOWN = 200
-_RETRYABLE_4XX = frozenset({408, 409, 425, 429})
 
 
 def check_http_url(url: str) -> str | None:
@@ -63,8 +62,10 @@ def _retry_after(response: httpx.Response) -> float | None:
 
 class StandardWebhookSender:
     """POSTs the payload as JSON, signed; 2xx is delivered, 410 disables the
-    destination, 408/409/425/429 and 5xx and network errors are retried, any other 4xx
-    is refused for good. One HTTP client per event loop, closed by `aclose()`."""
+    destination, and anything else (another status, a timeout, a network error) is
+    retried: a 401 may come from a receiver that switched to a rotated secret a moment
+    before this replica saw the rotation, a 404 from a route being deployed. One HTTP
+    client per event loop, closed by `aclose()`."""
 
     def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         self.timeout_s = timeout_s
@@ -106,8 +107,7 @@ class StandardWebhookSender:
         detail = f"HTTP {status}" + (f": {text}" if text else "")
         if status == 410:
             raise DeliveryFailed(detail, retryable=False, disable=True)
-        retryable = status >= 500 or status in _RETRYABLE_4XX
-        raise DeliveryFailed(detail, retryable=retryable, retry_after=_retry_after(response))
+        raise DeliveryFailed(detail, retry_after=_retry_after(response))
 
     async def aclose(self) -> None:
         loop = asyncio.get_running_loop()

@@ -374,7 +374,9 @@ class Store(abc.ABC):
         once). With `cursor=(seen, new)` the same transaction first moves the outbox
         cursor from `seen` to `new`, a compare-and-set: when the cursor is not at `seen`
         (another process moved it) nothing is written and None is returned. Otherwise
-        the number of deliveries inserted."""
+        the number of deliveries inserted. A delivery given with a `lease_owner` and
+        `lease_until` is stored leased to that owner (the fan-out hands a delivery due now
+        straight to its own sender, without a claim)."""
         raise self._no_outbox()
 
     async def claim_deliveries(

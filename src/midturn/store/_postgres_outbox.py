@@ -19,11 +19,13 @@ __all__ = ["PostgresOutbox"]
 _COLUMNS = "seq, status, next_attempt_at, lease_owner, lease_until, body"
 _INSERT = """
 INSERT INTO midturn_deliveries (id, destination_id, key, interaction_id, type, status,
-                                next_attempt_at, body)
-SELECT r.id, r.destination_id, r.key, r.interaction_id, r.type, r.status, r.next_at, r.body
+                                next_attempt_at, lease_owner, lease_until, body)
+SELECT r.id, r.destination_id, r.key, r.interaction_id, r.type, r.status, r.next_at,
+       r.owner, r.until, r.body
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-            $7::text[], $8::text[]) WITH ORDINALITY
-     AS r(id, destination_id, key, interaction_id, type, status, next_at, body, n)
+            $7::text[], $8::text[], $9::text[], $10::text[]) WITH ORDINALITY
+     AS r(id, destination_id, key, interaction_id, type, status, next_at, owner, until,
+          body, n)
 WHERE EXISTS (SELECT 1 FROM midturn_webhooks w WHERE w.id = r.destination_id)
 ORDER BY r.n
 ON CONFLICT DO NOTHING
@@ -130,6 +132,8 @@ class PostgresOutbox:
             [d.type for d in deliveries],
             [d.status for d in deliveries],
             [sort_key_time(d.next_attempt_at) for d in deliveries],
+            [d.lease_owner for d in deliveries],
+            [sort_key_time(d.lease_until) if d.lease_until else None for d in deliveries],
             [_dump(d) for d in deliveries],
         )
         async with self._db().acquire() as connection, connection.transaction():

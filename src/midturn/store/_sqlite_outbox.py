@@ -22,8 +22,9 @@ Db = sqlite3.Connection
 _COLUMNS = "seq, status, next_attempt_at, lease_owner, lease_until, body"
 _INSERT = (
     "INSERT OR IGNORE INTO midturn_deliveries (id, destination_id, key, interaction_id, type,"
-    " status, next_attempt_at, body)"
-    " SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM midturn_webhooks WHERE id = ?)"
+    " status, next_attempt_at, lease_owner, lease_until, body)"
+    " SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+    " WHERE EXISTS (SELECT 1 FROM midturn_webhooks WHERE id = ?)"
 )
 _CLAIM = f"""
 UPDATE midturn_deliveries SET lease_owner = ?1, lease_until = ?2
@@ -139,6 +140,8 @@ class SqliteOutbox:
                 d.type,
                 d.status,
                 sort_key_time(d.next_attempt_at),
+                d.lease_owner,
+                sort_key_time(d.lease_until) if d.lease_until else None,
                 _dump(d),
                 d.destination_id,
             )

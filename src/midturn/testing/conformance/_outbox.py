@@ -135,6 +135,16 @@ class OutboxConformance:
         assert await store.next_delivery_due() == now + LEASE  # d2's lease
         assert await store.count_deliveries("wh_1") == {"delivered": 1, "pending": 2}
 
+    async def test_a_delivery_may_be_stored_leased(self, store: Store) -> None:
+        await store.create_webhook(destination("wh_1"))
+        leased = delivery("d1").model_copy(update={"lease_owner": "a", "lease_until": T0 + LEASE})
+        assert await store.enqueue_deliveries([leased]) == 1
+        assert await store.claim_deliveries("b", now=T0, lease_until=T0 + LEASE) == []
+        done = leased.model_copy(update={"status": "delivered", "attempts": 1})
+        assert await store.finish_delivery(done, "a")
+        stored = await store.get_delivery("d1")
+        assert stored is not None and (stored.status, stored.lease_owner) == ("delivered", None)
+
     async def test_a_retry_is_due_again_later(self, store: Store) -> None:
         await store.create_webhook(destination("wh_1"))
         await store.enqueue_deliveries([delivery("d1")])
