@@ -229,7 +229,10 @@ class Notifier:
             return False
         rows = await self._deliveries_for(events, enabled)
         now = utcnow()
+        room = max(0, self.options.concurrency - len(self._inflight))
+        # the deliveries due now, as many as there is room to send (the rest: claimed)
         due = {d.id for d in rows if as_utc(d.next_attempt_at) <= now}
+        due = set([d.id for d in rows if d.id in due][:room])
         lease_until = now + self.options.lease
         rows = [
             d.model_copy(update={"lease_owner": self.owner, "lease_until": lease_until})
