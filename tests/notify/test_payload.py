@@ -114,3 +114,16 @@ def test_the_standard_sender_is_registered_and_checks_urls() -> None:
     assert check_http_url("ftp://example.com") is not None
     assert check_http_url("https://user:pw@example.com/") is not None
     assert check_http_url("https:///nohost") is not None
+
+
+def test_nothing_imports_standardwebhooks_until_a_delivery_is_signed() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, midturn, midturn.notify, midturn.gateway, midturn.cli\n"
+        "from midturn.gateway._app import create_app\n"
+        "assert 'standardwebhooks' not in sys.modules, 'imported at import time'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -4,6 +4,7 @@ with `standardwebhooks`, the admin API, retries, rotation, and no secret in any 
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 import pytest
@@ -264,3 +265,18 @@ async def test_a_session_filter_and_an_events_filter(
     assert len(receiver.received) == 1
     assert got.payload["type"] == "user_question_answered"
     assert got.payload["data"]["session"]["id"] == mine["session_id"]
+
+
+async def test_a_signed_webhook_without_the_extra_is_a_422_saying_how(
+    start: StartGateway, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gateway = start(db_url)
+    monkeypatch.setitem(sys.modules, "standardwebhooks", None)  # as if not installed
+    async with gateway.client() as admin:
+        response = await admin.post("/v1/webhooks", json={"url": "https://example.com/h"})
+        listed = (await admin.get("/v1/webhooks")).json()["webhooks"]
+    assert response.status_code == 422
+    [problem] = response.json()["problems"]
+    assert problem["path"] == "body.format"
+    assert "pip install 'midturn[notify]'" in problem["message"]
+    assert listed == []

@@ -47,6 +47,7 @@ class _In(BaseModel):
 class WebhookIn(_In):
     format: str = Field(
         default="standard",
+        validate_default=True,
         max_length=40,
         description="'standard' (a signed Standard Webhooks POST) or a registered channel",
     )
