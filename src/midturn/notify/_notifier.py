@@ -119,7 +119,11 @@ class Notifier:
     async def start(self) -> None:
         if self._tasks:
             return
-        await self.store.outbox_cursor()  # a store without an outbox refuses here
+        try:
+            await self.store.outbox_cursor()
+        except UsageError as error:  # a store of another package, without an outbox
+            log.warning("notifications are off: %s", error)
+            return
         self._subscription = self.runtime.subscribe(self._heard)
         self._tasks = [
             asyncio.create_task(self._fan_out_loop(), name="midturn-notify-fan-out"),
