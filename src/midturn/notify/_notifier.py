@@ -419,29 +419,30 @@ class Notifier:
     async def _send_loop(self) -> None:
         while True:
             try:
-                claimed = await self._claim()
+                pause = await self._send_once()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("claiming notification deliveries failed; retrying")
-                await asyncio.sleep(_ERROR_PAUSE_S)
-                continue
-            if claimed:
-                continue
-            timeout = self.options.poll_s
-            if len(self._inflight) < self.options.concurrency:
-                due = await self._next_due()
-                if due is not None:
-                    timeout = min(timeout, max(0.005, (due - utcnow()).total_seconds()))
-            await self._wait(self._send_woken, timeout)
+                pause = _ERROR_PAUSE_S
+            if pause > 0:
+                await self._wait(self._send_woken, pause)
 
-    async def _next_due(self) -> datetime | None:
-        try:
-            return await self.store.next_delivery_due()
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            return None
+    async def _send_once(self) -> float:
+        """Claim what is due, if there is room; how long to wait before looking again
+        (woken sooner by a finished send or a new delivery). Idle, it only reads: when
+        the next delivery is due."""
+        if len(self._inflight) >= self.options.concurrency:
+            return self.options.poll_s
+        due = await self.store.next_delivery_due()
+        now = utcnow()
+        if due is None:
+            return self.options.poll_s
+        if due > now:
+            return min(self.options.poll_s, max(0.005, (due - now).total_seconds()))
+        if await self._claim():
+            return 0
+        return min(self.options.poll_s, 0.05)  # (another process claimed them first)
 
     async def _claim(self) -> bool:
         room = min(self.options.batch, self.options.concurrency - len(self._inflight))
