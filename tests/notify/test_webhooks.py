@@ -280,3 +280,24 @@ async def test_a_signed_webhook_without_the_extra_is_a_422_saying_how(
     assert problem["path"] == "body.format"
     assert "pip install 'midturn[notify]'" in problem["message"]
     assert listed == []
+
+
+async def test_the_deliveries_page_newest_first(
+    start: StartGateway, receiver: Receiver, db_url: str
+) -> None:
+    gateway = start(db_url)
+    created = await add_webhook(gateway, receiver)
+    session = await new_session(gateway)
+    for n in range(3):
+        await ask(gateway, session, {"questions": [CHOICE["questions"][0] | {"question": f"{n}?"}]})
+    seen = await receiver.until(lambda got: len(got) >= 3, "three requests")
+    hook = f"/v1/webhooks/{created['id']}/deliveries"
+    async with gateway.client() as admin:
+        first = (await admin.get(hook, params={"limit": 2})).json()
+        rest = (await admin.get(hook, params={"limit": 2, "cursor": first["next_cursor"]})).json()
+    assert first["next_cursor"] is not None and rest["next_cursor"] is None
+    paged = first["deliveries"] + rest["deliveries"]
+    assert {d["id"] for d in paged} == {r.webhook_id for r in seen}
+    events = [d["event_id"] for d in paged]
+    assert events == sorted(events, reverse=True)  # newest first
+    assert all(d["type"] == "user_question_requested" for d in first["deliveries"])

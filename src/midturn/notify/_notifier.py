@@ -257,8 +257,8 @@ class Notifier:
                     self._spawn(delivery, by_id.get(delivery.destination_id))
         else:  # (not expected: a key written before) leave them to the claims
             log.warning("the fan-out wrote %d of %d deliveries", outcome, len(rows))
-        if outcome:
-            self._send_woken.set()
+        if outcome and (outcome != len(rows) or len(due) < len(rows)):
+            self._send_woken.set()  # some wait for a claim: now or when they are due
         if self.options.remind_after is not None or self.options.escalate_after is not None:
             for event in events:
                 if event.type in SETTLED_TYPES and event.interaction_id is not None:
