@@ -6,14 +6,18 @@ Two loops per process, both over the store, so a crash or a restart loses nothin
   delivery per destination that wants it (plus, for a request, its reminders and its
   escalation, due later), writing them and moving the cursor in one transaction (a
   compare-and-set: of several replicas, one writes each batch). It wakes on the runtime's
-  tap (`Runtime.subscribe`) and, while no destination is enabled, stays idle (it reads
-  nothing and writes nothing).
-- **send**: claims due deliveries with a lease (`Store.claim_deliveries`; one claimer
-  per delivery, across replicas), sends each with its destination's sender, and records
-  the outcome: delivered, retried later with exponential backoff and jitter, or failed
-  once the retry window has passed. A reminder or an escalation whose interaction has
-  settled by then (here or on another replica) is cancelled, not sent; a settle also
-  cancels them in the store as soon as the fan-out reads it.
+  tap (`Runtime.subscribe`), whose events it uses when they run on from the cursor
+  with no id missing (else it reads the log); while no destination is enabled it stays
+  idle (it writes nothing, and reads only the list of destinations, once a poll).
+- **send**: a delivery due at once is written already leased to this process and sent
+  straight away (no claim between the event and the POST); the others (retries,
+  reminders, what a crashed process left) are claimed when due, with a lease
+  (`Store.claim_deliveries`; one claimer per delivery, across replicas). Each is sent
+  with its destination's sender, and the outcome recorded: delivered, retried later
+  with exponential backoff and jitter, or failed once the retry window has passed. A
+  reminder or an escalation whose interaction has settled by then (here or on another
+  replica) is cancelled, not sent; a settle also cancels them in the store as soon as
+  the fan-out reads it.
 """
 
 from __future__ import annotations
