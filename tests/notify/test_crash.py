@@ -183,3 +183,27 @@ def test_serve_webhook_without_the_extra_says_how_to_install_it(tmp_path: Path) 
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "pip install 'midturn[notify]'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_webhook_url_that_will_not_do_is_a_usage_error(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "midturn.cli",
+            "serve",
+            "--db",
+            f"sqlite:///{tmp_path / 'x.db'}",
+            "--port",
+            "0",
+            "--webhook",
+            "ftp://example.com/hook",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=SAFETY_S,
+        env=ENV,
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "must start with https://" in done.stderr
+    assert "Traceback" not in done.stderr

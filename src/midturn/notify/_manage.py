@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from midturn.contract._interactions import utcnow
-from midturn.errors import NotFound
+from midturn.errors import NotFound, UsageError
 from midturn.notify._options import DEFAULT_EVENTS, ESCALATION_EVENTS
 from midturn.store._base import Store
 from midturn.store._outbox import WebhookDestination
@@ -73,6 +73,12 @@ async def ensure_destinations(
     """For each URL, the destination made for it by `origin` before, else a new one:
     `(destination, created)`. So `midturn serve --webhook URL` is the same destination
     (and the same secret) across restarts."""
+    from midturn.notify._senders import get_sender
+
+    for url in urls:
+        problem = get_sender("standard").check_url(url)
+        if problem is not None:
+            raise UsageError(f"--webhook {url!r}: {problem}")
     known = {d.url: d for d in await store.list_webhooks() if d.origin == origin}
     found: list[tuple[WebhookDestination, bool]] = []
     for url in dict.fromkeys(urls):
