@@ -6,7 +6,7 @@ import mimetypes
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -18,7 +18,7 @@ from midturn.gateway import (
     _routes_sessions,
     _sse,
 )
-from midturn.gateway._auth import TokenAuthority
+from midturn.gateway._auth import TokenAuthority, bearer_token
 from midturn.gateway._errors import install_error_handlers
 from midturn.gateway._middleware import GatewayMiddleware
 from midturn.gateway._state import GatewayState, State, StreamLimits
@@ -41,11 +41,14 @@ def create_app(
     web_dir: Path = WEB_DIR,
     mcp_state_key: bytes | None = None,
     stream_limits: StreamLimits | None = None,
+    notifier: Any = None,
 ) -> FastAPI:
     """The gateway over an open `runtime` and its `store`. The caller owns both (opens
     and closes them); `admin_token` is the token that reaches everything. With
     `mcp_state_key` (and the `mcp` extra installed) it also serves MCP at `/mcp`.
-    `stream_limits` bounds event streams (default: `StreamLimits.from_env()`)."""
+    `stream_limits` bounds event streams (default: `StreamLimits.from_env()`).
+    `/v1/webhooks` (docs/notifications.md) is always served; `notifier`, a running
+    `midturn.notify.Notifier`, is woken when a destination changes."""
     from midturn import __version__
 
     app = FastAPI(
@@ -71,6 +74,7 @@ def create_app(
 
     if mcp_state_key is not None:
         _mount_mcp(app, state, mcp_state_key)
+    _mount_webhooks(app, state, notifier)
 
     @app.get("/healthz", tags=["operations"])
     async def healthz() -> dict[str, str]:
@@ -121,6 +125,25 @@ def _mount_mcp(app: FastAPI, state: GatewayState, key: bytes) -> None:
         public_url=lambda: state.public_url,
     )
     app.router.routes.append(Route("/mcp", endpoint, methods=["GET", "POST", "DELETE"]))
+
+
+def _mount_webhooks(app: FastAPI, state: GatewayState, notifier: Any) -> None:
+    """`/v1/webhooks`: the notifications' admin API, behind the admin token."""
+    from midturn.notify._routes import webhook_router
+
+    async def admin_only(request: Request) -> None:
+        principal = await state.authority.resolve(bearer_token(request))
+        request.state.role = principal.role
+        principal.require(set(), "manage webhooks")
+
+    app.include_router(
+        webhook_router(
+            state.store,
+            admin_only,
+            options=getattr(notifier, "options", None),
+            wake=getattr(notifier, "wake", None),
+        )
+    )
 
 
 def _declare_bearer_auth(app: FastAPI) -> None:

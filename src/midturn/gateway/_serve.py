@@ -15,7 +15,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -172,6 +172,36 @@ def _close_all(sockets: list[Any]) -> None:
         sock.close()
 
 
+async def _start_notifier(
+    stack: contextlib.AsyncExitStack,
+    runtime: Runtime,
+    options: Any,
+    webhooks: Sequence[str],
+    public_url: Callable[[], str],
+    announce: Callable[[str], None] | None,
+) -> Any:
+    """The notifier, running until the stack closes, and the `--webhook` destinations."""
+    from midturn.notify import Notifier, ensure_destinations, standardwebhooks
+
+    if webhooks:
+        standardwebhooks()  # ImportError saying how to install it, before anything starts
+        for destination, created in await ensure_destinations(runtime.store, webhooks):
+            if announce is None:
+                continue
+            if created:  # shown once, at creation, like a generated admin token
+                announce(
+                    f"webhook {destination.id} -> {destination.url} "
+                    f"(new signing secret: {destination.secret})"
+                )
+            else:
+                announce(
+                    f"webhook {destination.id} -> {destination.url} "
+                    "(its secret was shown when it was made; rotate it with "
+                    f"POST /v1/webhooks/{destination.id}/rotate)"
+                )
+    return await stack.enter_async_context(Notifier(runtime, options, public_url=public_url))
+
+
 def _print(line: str) -> None:
     print(line, flush=True)
 
@@ -193,6 +223,8 @@ async def run_server(
     token_origin: str | None = None,
     retention: timedelta | None = None,
     retention_records: Path | None = None,
+    webhooks: Sequence[str] = (),
+    notify_options: Any = None,
 ) -> None:
     """Run the gateway until stopped. `on_ready(base_url)` is called once it listens;
     `on_server(server)` hands out the server so a caller can `stop()` it; `log_level` is
@@ -207,7 +239,12 @@ async def run_server(
 
     `retention`: prune settled interactions older than this in the background, their
     decision records appended first to `retention_records` (default
-    `<data>/pruned-decisions.jsonl`); None keeps everything."""
+    `<data>/pruned-decisions.jsonl`); None keeps everything.
+
+    Notifications (docs/notifications.md) run beside the runtime, idle while no webhook
+    is enabled: `webhooks` are URLs made destinations at start (the same ones across
+    restarts; a new one's secret is announced once), `notify_options` a
+    `midturn.notify.NotifyOptions`."""
     if not 0 <= port <= 65535:
         raise UsageError(f"port {port} is out of range; use 0–65535 (0 picks a free port)")
     check_port(host, port)  # a taken port is a clear message, not uvicorn's errno line
@@ -225,6 +262,10 @@ async def run_server(
             records.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             await stack.enter_async_context(Retention(store, retention, records=records))
         public = f"http://{host}:{port}"
+        base = [public]
+        notifier = await _start_notifier(
+            stack, runtime, notify_options, webhooks, lambda: base[0], announce
+        )
         app = create_app(
             runtime,
             store=store,
@@ -232,6 +273,7 @@ async def run_server(
             public_url=public,
             mcp_state_key=mcp_key,
             stream_limits=limits,
+            notifier=notifier,
         )
         state: GatewayState = app.state.gateway
         config = uvicorn.Config(
@@ -248,6 +290,7 @@ async def run_server(
 
         def ready(base_url: str) -> None:
             state.public_url = base_url
+            base[0] = base_url
             if announce is not None:
                 say = announce
                 note = (
@@ -288,6 +331,8 @@ def serve(
     token_origin: str | None = None,
     retention: timedelta | None = None,
     retention_records: Path | None = None,
+    webhooks: Sequence[str] = (),
+    notify_options: Any = None,
 ) -> None:
     """Run the gateway and the web inbox until SIGINT/SIGTERM (blocking). Prints the
     inbox URL once it listens, with the admin token only when it was just generated;
@@ -307,5 +352,7 @@ def serve(
             token_origin=token_origin,
             retention=retention,
             retention_records=retention_records,
+            webhooks=webhooks,
+            notify_options=notify_options,
         )
     )
