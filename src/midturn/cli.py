@@ -333,6 +333,19 @@ def _run_serve(args: argparse.Namespace) -> int:
 
     found = _token(args, ())  # MIDTURN_TOKEN and the data folder's file: serve's own
     retention = None if args.retention in (None, "off") else parse_age(args.retention)
+    slack_secret = None
+    if args.slack_signing_secret_file is not None:
+        try:
+            slack_secret = Path(args.slack_signing_secret_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as error:
+            _say(f"midturn serve: cannot read the Slack signing secret file: {error}")
+            return EXIT_CODES["usage"]
+        if not slack_secret:
+            _say(
+                f"midturn serve: {args.slack_signing_secret_file} is empty; put the Slack "
+                "app's signing secret in it"
+            )
+            return EXIT_CODES["usage"]
     serve(
         db_url=args.db or DEFAULT_DB_URL,
         host=args.host,
@@ -343,6 +356,7 @@ def _run_serve(args: argparse.Namespace) -> int:
         retention_records=None if args.retention_export is None else Path(args.retention_export),
         stream_buffer_bytes=args.stream_buffer_bytes,
         max_streams_per_token=args.max_streams_per_token,
+        slack_signing_secret=slack_secret,
     )
     return 0
 
@@ -490,6 +504,12 @@ def _parser() -> argparse.ArgumentParser:
         "--retention-export",
         metavar="FILE",
         help="append the pruned decision records to FILE (default <data>/pruned-decisions.jsonl)",
+    )
+    serve.add_argument(
+        "--slack-signing-secret-file",
+        metavar="FILE",
+        help="take Slack's button clicks at /v1/slack/interactions, checked with the signing "
+        "secret in FILE (default: MIDTURN_SLACK_SIGNING_SECRET, else off)",
     )
     serve.set_defaults(run=_run_serve)
 

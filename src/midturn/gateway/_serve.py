@@ -161,6 +161,20 @@ def _mcp_state_key(data_dir: Path) -> bytes | None:
     return load_state_key(data_dir)
 
 
+def slack_secret(given: str | None) -> str | None:
+    """The Slack signing secret: `given`, else `MIDTURN_SLACK_SIGNING_SECRET`, else None
+    (no Slack interactivity)."""
+    chosen = given if given is not None else os.environ.get("MIDTURN_SLACK_SIGNING_SECRET")
+    if chosen is None or not chosen.strip():
+        if given is not None:
+            raise UsageError(
+                "the Slack signing secret is empty; copy it from the Slack app's "
+                "Basic Information page"
+            )
+        return None
+    return chosen.strip()
+
+
 def _print(line: str) -> None:
     print(line, flush=True)
 
@@ -182,6 +196,8 @@ async def run_server(
     token_origin: str | None = None,
     retention: timedelta | None = None,
     retention_records: Path | None = None,
+    slack_signing_secret: str | None = None,
+    slack_response_urls: tuple[str, ...] | None = None,
 ) -> None:
     """Run the gateway until stopped. `on_ready(base_url)` is called once it listens;
     `on_server(server)` hands out the server so a caller can `stop()` it; `log_level` is
@@ -195,7 +211,10 @@ async def run_server(
 
     `retention`: prune settled interactions older than this in the background, their
     decision records appended first to `retention_records` (default
-    `<data>/pruned-decisions.jsonl`); None keeps everything."""
+    `<data>/pruned-decisions.jsonl`); None keeps everything.
+
+    `slack_signing_secret` (default: `MIDTURN_SLACK_SIGNING_SECRET`) turns on Slack's
+    button clicks at `/v1/slack/interactions` (docs/notifications.md#slack)."""
     if not 0 <= port <= 65535:
         raise UsageError(f"port {port} is out of range; use 0–65535 (0 picks a free port)")
     _configure_logging(access_log)
@@ -219,6 +238,8 @@ async def run_server(
             public_url=public,
             mcp_state_key=mcp_key,
             stream_limits=limits,
+            slack_signing_secret=slack_secret(slack_signing_secret),
+            slack_response_urls=slack_response_urls,
         )
         state: GatewayState = app.state.gateway
         config = uvicorn.Config(
@@ -270,6 +291,7 @@ def serve(
     token_origin: str | None = None,
     retention: timedelta | None = None,
     retention_records: Path | None = None,
+    slack_signing_secret: str | None = None,
 ) -> None:
     """Run the gateway and the web inbox until SIGINT/SIGTERM (blocking). Prints the
     inbox URL once it listens, with the admin token only when it was just generated;
@@ -285,5 +307,6 @@ def serve(
             token_origin=token_origin,
             retention=retention,
             retention_records=retention_records,
+            slack_signing_secret=slack_signing_secret,
         )
     )
