@@ -42,6 +42,14 @@ def buttons() -> Iterator[None]:
 
 
 @pytest.fixture
+def no_buttons() -> Iterator[None]:
+    before = SLACK_BUTTONS.on
+    SLACK_BUTTONS.on = False
+    yield
+    SLACK_BUTTONS.on = before
+
+
+@pytest.fixture
 def inbox() -> Iterator[Receiver]:
     with receiver() as r:
         yield r
@@ -150,9 +158,8 @@ async def test_slack_buttons_only_for_one_single_select_question(
 
 
 async def test_slack_has_no_option_buttons_until_the_gateway_takes_the_clicks(
-    inbox: Receiver,
+    inbox: Receiver, no_buttons: None
 ) -> None:
-    assert SLACK_BUTTONS.on is False
     message = await _send(inbox, "slack", _notification(ONE_CHOICE))
     elements = message["blocks"][-1]["elements"]
     assert [e["action_id"] for e in elements] == ["midturn.open"]

@@ -164,7 +164,11 @@ class SlackInteractions:
                 "the request's timestamp is more than five minutes from now (a replay, or a "
                 "clock out of step); nothing changed",
             )
-        if not self._verifier.is_valid(body=body, timestamp=timestamp, signature=signature):
+        try:
+            valid = self._verifier.is_valid(body=body, timestamp=timestamp, signature=signature)
+        except UnicodeDecodeError:  # the library reads the body as text; Slack's always is
+            raise _Refused(400, "invalid_request", "the body is not UTF-8 form data") from None
+        if not valid:
             raise _Refused(
                 401,
                 "unauthorized",
