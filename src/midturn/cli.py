@@ -346,6 +346,15 @@ def _run_serve(args: argparse.Namespace) -> int:
                 "app's signing secret in it"
             )
             return EXIT_CODES["usage"]
+    notify = _notify_options(args)
+    if args.webhook:
+        try:
+            from midturn.notify import standardwebhooks
+
+            standardwebhooks()
+        except ImportError as error:
+            _say(f"midturn serve: --webhook: {error}")
+            return EXIT_CODES["usage"]
     serve(
         db_url=args.db or DEFAULT_DB_URL,
         host=args.host,
@@ -356,9 +365,27 @@ def _run_serve(args: argparse.Namespace) -> int:
         retention_records=None if args.retention_export is None else Path(args.retention_export),
         stream_buffer_bytes=args.stream_buffer_bytes,
         max_streams_per_token=args.max_streams_per_token,
+        webhooks=tuple(args.webhook or ()),
+        notify_options=notify,
         slack_signing_secret=slack_secret,
     )
     return 0
+
+
+def _notify_options(args: argparse.Namespace) -> object:
+    """The notifier's settings from `midturn serve`'s flags (and the environment)."""
+    from midturn.notify import NotifyOptions, parse_duration
+
+    given: dict[str, object] = {}
+    if args.webhook_retry_window:
+        given["retry_window"] = parse_duration(args.webhook_retry_window)
+    if args.remind_after:
+        given["remind_after"] = parse_duration(args.remind_after)
+    if args.reminders is not None:
+        given["reminders"] = args.reminders
+    if args.escalate_after:
+        given["escalate_after"] = parse_duration(args.escalate_after)
+    return NotifyOptions.from_env(**given)
 
 
 _MCP_INBOX = "http://127.0.0.1:8765"
@@ -504,6 +531,32 @@ def _parser() -> argparse.ArgumentParser:
         "--retention-export",
         metavar="FILE",
         help="append the pruned decision records to FILE (default <data>/pruned-decisions.jsonl)",
+    )
+    serve.add_argument(
+        "--webhook",
+        metavar="URL",
+        action="append",
+        help="deliver signed notifications to URL (repeatable; the same destination across "
+        "restarts, its secret printed once; docs/notifications.md)",
+    )
+    serve.add_argument(
+        "--webhook-retry-window",
+        metavar="AGE",
+        help="retry a failed delivery for this long (default 24h)",
+    )
+    serve.add_argument(
+        "--remind-after",
+        metavar="AGE",
+        help="re-notify an interaction still pending this long after it was asked (default off)",
+    )
+    serve.add_argument(
+        "--reminders", type=int, metavar="N", help="how many reminders, AGE apart (default 1)"
+    )
+    serve.add_argument(
+        "--escalate-after",
+        metavar="AGE",
+        help="notify the escalation webhooks of an interaction still pending this long "
+        "after it was asked (default off)",
     )
     serve.add_argument(
         "--slack-signing-secret-file",

@@ -12,7 +12,7 @@ from email.utils import format_datetime
 from typing import Any
 
 import pytest
-from tests.notify._receiver import Receiver, Reply, receiver
+from tests.notify._chat_receiver import Receiver, Reply, receiver
 
 from midturn.contract._api import parse_ask
 from midturn.contract._interactions import Interaction, PermissionRequest

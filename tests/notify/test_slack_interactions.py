@@ -23,7 +23,7 @@ from urllib.parse import parse_qs, urlencode
 import httpx
 import pytest
 from tests._servers import SAFETY_S, serve_process
-from tests.notify._receiver import Receiver, receiver
+from tests.notify._chat_receiver import Receiver, receiver
 
 from midturn import Runtime, open_store
 from midturn.client import AsyncClient, SessionCredentials

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 
 from midturn.errors import NotFound
 from midturn.gateway import _routes_asks, _routes_permissions, _routes_sessions, _sse
-from midturn.gateway._auth import TokenAuthority
+from midturn.gateway._auth import TokenAuthority, bearer_token
 from midturn.gateway._errors import install_error_handlers
 from midturn.gateway._middleware import GatewayMiddleware
 from midturn.gateway._state import GatewayState, State, StreamLimits
@@ -32,13 +32,16 @@ def create_app(
     web_dir: Path = WEB_DIR,
     mcp_state_key: bytes | None = None,
     stream_limits: StreamLimits | None = None,
+    notifier: Any = None,
     slack_signing_secret: str | None = None,
     slack_response_urls: tuple[str, ...] | None = None,
 ) -> FastAPI:
     """The gateway over an open `runtime` and its `store`. The caller owns both (opens
     and closes them); `admin_token` is the token that reaches everything. With
     `mcp_state_key` (and the `mcp` extra installed) it also serves MCP at `/mcp`.
-    `stream_limits` bounds event streams (default: `StreamLimits.from_env()`). With
+    `stream_limits` bounds event streams (default: `StreamLimits.from_env()`).
+    `/v1/webhooks` (docs/notifications.md) is always served; `notifier`, a running
+    `midturn.notify.Notifier`, is woken when a destination changes. With
     `slack_signing_secret` it takes Slack's button clicks at `/v1/slack/interactions`
     (docs/notifications.md#slack); `slack_response_urls` overrides where Slack's
     `response_url` may point (Slack's own hosts by default)."""
@@ -67,6 +70,7 @@ def create_app(
 
     if mcp_state_key is not None:
         _mount_mcp(app, state, mcp_state_key)
+    _mount_webhooks(app, state, notifier)
     if slack_signing_secret is not None:
         _mount_slack(app, state, slack_signing_secret, slack_response_urls)
 
@@ -119,6 +123,25 @@ def _mount_mcp(app: FastAPI, state: GatewayState, key: bytes) -> None:
         public_url=lambda: state.public_url,
     )
     app.router.routes.append(Route("/mcp", endpoint, methods=["GET", "POST", "DELETE"]))
+
+
+def _mount_webhooks(app: FastAPI, state: GatewayState, notifier: Any) -> None:
+    """`/v1/webhooks`: the notifications' admin API, behind the admin token."""
+    from midturn.notify._routes import webhook_router
+
+    async def admin_only(request: Request) -> None:
+        principal = await state.authority.resolve(bearer_token(request))
+        request.state.role = principal.role
+        principal.require(set(), "manage webhooks")
+
+    app.include_router(
+        webhook_router(
+            state.store,
+            admin_only,
+            options=getattr(notifier, "options", None),
+            wake=getattr(notifier, "wake", None),
+        )
+    )
 
 
 def _mount_slack(

@@ -15,7 +15,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -161,6 +161,36 @@ def _mcp_state_key(data_dir: Path) -> bytes | None:
     return load_state_key(data_dir)
 
 
+async def _start_notifier(
+    stack: contextlib.AsyncExitStack,
+    runtime: Runtime,
+    options: Any,
+    webhooks: Sequence[str],
+    public_url: Callable[[], str],
+    announce: Callable[[str], None] | None,
+) -> Any:
+    """The notifier, running until the stack closes, and the `--webhook` destinations."""
+    from midturn.notify import Notifier, ensure_destinations, standardwebhooks
+
+    if webhooks:
+        standardwebhooks()  # ImportError saying how to install it, before anything starts
+        for destination, created in await ensure_destinations(runtime.store, webhooks):
+            if announce is None:
+                continue
+            if created:  # shown once, at creation, like a generated admin token
+                announce(
+                    f"webhook {destination.id} -> {destination.url} "
+                    f"(new signing secret: {destination.secret})"
+                )
+            else:
+                announce(
+                    f"webhook {destination.id} -> {destination.url} "
+                    "(its secret was shown when it was made; rotate it with "
+                    f"POST /v1/webhooks/{destination.id}/rotate)"
+                )
+    return await stack.enter_async_context(Notifier(runtime, options, public_url=public_url))
+
+
 def slack_secret(given: str | None) -> str | None:
     """The Slack signing secret: `given`, else `MIDTURN_SLACK_SIGNING_SECRET`, else None
     (no Slack interactivity)."""
@@ -196,6 +226,8 @@ async def run_server(
     token_origin: str | None = None,
     retention: timedelta | None = None,
     retention_records: Path | None = None,
+    webhooks: Sequence[str] = (),
+    notify_options: Any = None,
     slack_signing_secret: str | None = None,
     slack_response_urls: tuple[str, ...] | None = None,
 ) -> None:
@@ -212,6 +244,11 @@ async def run_server(
     `retention`: prune settled interactions older than this in the background, their
     decision records appended first to `retention_records` (default
     `<data>/pruned-decisions.jsonl`); None keeps everything.
+
+    Notifications (docs/notifications.md) run beside the runtime, idle while no webhook
+    is enabled: `webhooks` are URLs made destinations at start (the same ones across
+    restarts; a new one's secret is announced once), `notify_options` a
+    `midturn.notify.NotifyOptions`.
 
     `slack_signing_secret` (default: `MIDTURN_SLACK_SIGNING_SECRET`) turns on Slack's
     button clicks at `/v1/slack/interactions` (docs/notifications.md#slack)."""
@@ -231,6 +268,10 @@ async def run_server(
             records.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             await stack.enter_async_context(Retention(store, retention, records=records))
         public = f"http://{host}:{port}"
+        base = [public]
+        notifier = await _start_notifier(
+            stack, runtime, notify_options, webhooks, lambda: base[0], announce
+        )
         app = create_app(
             runtime,
             store=store,
@@ -238,6 +279,7 @@ async def run_server(
             public_url=public,
             mcp_state_key=mcp_key,
             stream_limits=limits,
+            notifier=notifier,
             slack_signing_secret=slack_secret(slack_signing_secret),
             slack_response_urls=slack_response_urls,
         )
@@ -256,6 +298,7 @@ async def run_server(
 
         def ready(base_url: str) -> None:
             state.public_url = base_url
+            base[0] = base_url
             if announce is not None:
                 say = announce
                 note = (
@@ -291,6 +334,8 @@ def serve(
     token_origin: str | None = None,
     retention: timedelta | None = None,
     retention_records: Path | None = None,
+    webhooks: Sequence[str] = (),
+    notify_options: Any = None,
     slack_signing_secret: str | None = None,
 ) -> None:
     """Run the gateway and the web inbox until SIGINT/SIGTERM (blocking). Prints the
@@ -307,6 +352,8 @@ def serve(
             token_origin=token_origin,
             retention=retention,
             retention_records=retention_records,
+            webhooks=webhooks,
+            notify_options=notify_options,
             slack_signing_secret=slack_signing_secret,
         )
     )

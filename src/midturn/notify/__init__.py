@@ -13,7 +13,10 @@ The seam for channel formats: `register_sender(format_name, sender)` with a `Sen
 from __future__ import annotations
 
 from midturn._public import publish as _publish
-from midturn.notify._extra import NOTIFY_INSTALL
+from midturn.notify._extra import NOTIFY_INSTALL, standardwebhooks
+from midturn.notify._manage import create_destination, ensure_destinations, rotate_secret
+from midturn.notify._notifier import Notifier
+from midturn.notify._options import NotifyOptions, parse_duration
 from midturn.notify._payload import (
     NOTIFY_EVENT_TYPES,
     Notification,
@@ -51,17 +54,24 @@ __all__ = [
     "NotifiedPermission",
     "NotifiedQuestion",
     "NotifiedSession",
+    "Notifier",
+    "NotifyOptions",
     "Sender",
     "StandardWebhookSender",
     "answer_url_for",
     "build_payload",
     "check_http_url",
+    "create_destination",
+    "ensure_destinations",
     "get_sender",
     "notification_from_json",
+    "parse_duration",
     "payload_bytes",
     "register_sender",
+    "rotate_secret",
     "sender_formats",
     "sign_headers",
+    "standardwebhooks",
     "unregister_sender",
 ]
 

@@ -35,6 +35,7 @@ from midturn.contract._interactions import (
 )
 from midturn.contract._models import AskResult
 from midturn.errors import UsageError
+from midturn.store._outbox import Delivery, WebhookDestination
 
 __all__ = ["EventListener", "Pruned", "QueuedEvents", "SessionRecord", "Settle", "Store"]
 
@@ -331,3 +332,93 @@ class Store(abc.ABC):
         The newest event of the log is never deleted, so `last_event_id()` never goes
         back; ids are never reused. A reader resuming after an id gets the events kept
         after it (docs/storage.md, "Retention")."""
+
+    # -- the notification outbox (docs/notifications.md) ------------------------------
+    # A backend without an outbox leaves these as they are: notifications then refuse
+    # to start on it, with this message. Every shipped backend implements them.
+
+    def _no_outbox(self) -> UsageError:
+        return UsageError(
+            f"the {type(self).__name__} store keeps no notification outbox; use memory://, "
+            "sqlite:// or postgresql:// for notifications"
+        )
+
+    async def create_webhook(self, destination: WebhookDestination) -> None:
+        """Store a new destination. Raises `UsageError` if the id exists."""
+        raise self._no_outbox()
+
+    async def get_webhook(self, webhook_id: str) -> WebhookDestination | None:
+        raise self._no_outbox()
+
+    async def list_webhooks(self) -> list[WebhookDestination]:
+        """Every destination, oldest first."""
+        raise self._no_outbox()
+
+    async def update_webhook(self, destination: WebhookDestination) -> bool:
+        """Replace the stored destination of `destination.id`; False if there is none."""
+        raise self._no_outbox()
+
+    async def delete_webhook(self, webhook_id: str) -> bool:
+        """Delete a destination and all its deliveries; False if there is none."""
+        raise self._no_outbox()
+
+    async def outbox_cursor(self) -> int:
+        """The id of the last event fanned out into deliveries (0 at first)."""
+        raise self._no_outbox()
+
+    async def enqueue_deliveries(
+        self, deliveries: Sequence[Delivery], *, cursor: tuple[int, int] | None = None
+    ) -> int | None:
+        """Insert deliveries in one transaction, skipping any whose
+        `(destination_id, key)` is stored already (so a fan-out done twice writes each
+        once). With `cursor=(seen, new)` the same transaction first moves the outbox
+        cursor from `seen` to `new`, a compare-and-set: when the cursor is not at `seen`
+        (another process moved it) nothing is written and None is returned. Otherwise
+        the number of deliveries inserted."""
+        raise self._no_outbox()
+
+    async def claim_deliveries(
+        self, owner: str, *, now: datetime, lease_until: datetime, limit: int = 100
+    ) -> list[Delivery]:
+        """Atomically lease up to `limit` pending deliveries due at `now` (whose
+        `next_attempt_at` has come and whose lease, if any, has run out) to `owner`
+        until `lease_until`, soonest due first. Of any number of concurrent claims, in
+        any number of processes, each delivery goes to one."""
+        raise self._no_outbox()
+
+    async def finish_delivery(self, delivery: Delivery, owner: str) -> bool:
+        """Record an attempt's outcome (`status`, `attempts`, `next_attempt_at`,
+        `last_error`, `delivered_at` of `delivery`) and release the lease, only while
+        `owner` holds it; False when the lease was lost (nothing written)."""
+        raise self._no_outbox()
+
+    async def cancel_deliveries(self, interaction_id: str, types: Sequence[str]) -> int:
+        """Mark the pending deliveries of `interaction_id` whose type is one of `types`
+        `cancelled`; returns how many."""
+        raise self._no_outbox()
+
+    async def get_delivery(self, delivery_id: str) -> Delivery | None:
+        raise self._no_outbox()
+
+    async def list_deliveries(
+        self, destination_id: str, *, limit: int = 100, before: int | None = None
+    ) -> list[Delivery]:
+        """A destination's deliveries, newest first (by `seq`), at most `limit`, only
+        those with `seq` below `before` when given (a keyset page)."""
+        raise self._no_outbox()
+
+    async def replay_delivery(
+        self, delivery_id: str, *, now: datetime, expires_at: datetime
+    ) -> Delivery | None:
+        """Make a delivery `pending` again, due at `now`, with a new retry window and
+        no lease (attempts and the last error kept). None for an unknown id."""
+        raise self._no_outbox()
+
+    async def next_delivery_due(self) -> datetime | None:
+        """When the soonest pending delivery can next be claimed (its `next_attempt_at`,
+        or its lease's end when later), None when none is pending."""
+        raise self._no_outbox()
+
+    async def count_deliveries(self, destination_id: str | None = None) -> dict[str, int]:
+        """How many deliveries there are by status (of one destination, or all)."""
+        raise self._no_outbox()

@@ -40,11 +40,12 @@ from midturn.store._codec import (
     settled_copy,
     unknown_cursor,
 )
+from midturn.store._memory_outbox import MemoryOutbox
 
 __all__ = ["MemoryStore"]
 
 
-class MemoryStore(Store):
+class MemoryStore(MemoryOutbox, Store):
     """A store that keeps everything in this process's memory; gone when it exits.
 
     Closing and reopening the same object keeps its contents.
@@ -68,6 +69,7 @@ class MemoryStore(Store):
         self._session_events: dict[str, list[Event]] = {}
         self._last_event_id = 0
         self._ended: dict[tuple[str, str], tuple[str, datetime]] = {}
+        self._init_outbox()
 
     # -- lifecycle -------------------------------------------------------------------
 

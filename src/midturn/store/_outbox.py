@@ -49,6 +49,8 @@ class WebhookDestination(BaseModel):
     previous_until: datetime | None = None
     origin: str | None = None
     """Who made it: None for the admin API, `"cli"` for `midturn serve --webhook`."""
+    since_event_id: int = 0
+    """The newest event id of the log when it was made: it is told of later events only."""
     created_at: datetime = Field(default_factory=utcnow)
 
     def signing_secrets(self, at: datetime) -> tuple[str, ...]:

@@ -78,6 +78,7 @@ from midturn.store._codec import (
     unknown_cursor,
 )
 from midturn.store._postgres_listen import Listener
+from midturn.store._postgres_outbox import PostgresOutbox
 from midturn.store._postgres_schema import advisory_key, migrate, quote_ident
 from midturn.store._postgres_sql import (
     APPEND,
@@ -103,7 +104,7 @@ _CLOSE_TIMEOUT_S = 10.0
 T = TypeVar("T")
 
 
-class PostgresStore(Store):
+class PostgresStore(PostgresOutbox, Store):
     """A store in a PostgreSQL database, safe to share between processes."""
 
     def __init__(self, url: str) -> None:

@@ -216,6 +216,55 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        6,
+        "the notification outbox: webhook destinations, deliveries and the fan-out cursor",
+        (
+            # docs/notifications.md; the same shape as the SQLite store's migration 6.
+            """
+            CREATE TABLE midturn_webhooks (
+                seq  BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                id   TEXT NOT NULL UNIQUE,
+                body TEXT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE midturn_deliveries (
+                seq             BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                id              TEXT NOT NULL UNIQUE,
+                destination_id  TEXT NOT NULL,
+                key             TEXT NOT NULL,
+                interaction_id  TEXT,
+                type            TEXT NOT NULL,
+                status          TEXT NOT NULL,
+                next_attempt_at TEXT NOT NULL,
+                lease_owner     TEXT,
+                lease_until     TEXT,
+                body            TEXT NOT NULL,
+                UNIQUE (destination_id, key)
+            )
+            """,
+            """
+            CREATE INDEX midturn_deliveries_due
+                ON midturn_deliveries (next_attempt_at, seq) WHERE status = 'pending'
+            """,
+            """
+            CREATE INDEX midturn_deliveries_by_destination
+                ON midturn_deliveries (destination_id, seq)
+            """,
+            """
+            CREATE INDEX midturn_deliveries_by_interaction
+                ON midturn_deliveries (interaction_id) WHERE status = 'pending'
+            """,
+            """
+            CREATE TABLE midturn_outbox_cursor (
+                name     TEXT PRIMARY KEY,
+                position BIGINT NOT NULL
+            )
+            """,
+            "INSERT INTO midturn_outbox_cursor (name, position) VALUES ('events', 0)",
+        ),
+    ),
 )
 
 

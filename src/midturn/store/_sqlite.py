@@ -60,6 +60,7 @@ from midturn.store._codec import (
     unknown_cursor,
 )
 from midturn.store._sqlite_conn import BUSY_TIMEOUT_MS, Connection
+from midturn.store._sqlite_outbox import SqliteOutbox
 from midturn.store._sqlite_schema import MIGRATIONS, MIGRATIONS_TABLE
 
 __all__ = ["DEFAULT_SQLITE_PATH", "DEFAULT_SQLITE_URL", "SqliteStore", "sqlite_path"]
@@ -160,7 +161,7 @@ def sqlite_path(url: str) -> str:
     return str(Path(path).expanduser())
 
 
-class SqliteStore(Store):
+class SqliteStore(SqliteOutbox, Store):
     """A store in one SQLite file, in WAL mode, safe to share between processes."""
 
     def __init__(self, url: str = DEFAULT_SQLITE_URL) -> None:

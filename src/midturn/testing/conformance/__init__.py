@@ -27,6 +27,7 @@ from midturn.testing.conformance._backend import Backend, BackendFixtures
 from midturn.testing.conformance._input import InputConformance
 from midturn.testing.conformance._lifecycle import LifecycleConformance
 from midturn.testing.conformance._log import LogConformance
+from midturn.testing.conformance._outbox import OutboxConformance
 from midturn.testing.conformance._queue import QueueConformance
 from midturn.testing.conformance._retention import RetentionConformance
 from midturn.testing.conformance._shared import SharedDatabaseConformance
@@ -38,6 +39,7 @@ __all__ = [
     "InputConformance",
     "LifecycleConformance",
     "LogConformance",
+    "OutboxConformance",
     "QueueConformance",
     "RetentionConformance",
     "SharedDatabaseConformance",
@@ -55,6 +57,7 @@ class StoreConformance(
     TurnConformance,
     RetentionConformance,
     SharedDatabaseConformance,
+    OutboxConformance,
 ):
     """The whole suite. Subclass it as `Test<YourStore>` with a `backend` fixture that
     returns a `Backend`; each part is also a class of its own, to run one alone (mix it
