@@ -5,18 +5,11 @@ not."""
 
 from __future__ import annotations
 
-import email
-import email.policy
-import socket
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from email.message import EmailMessage
-from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
-from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
+from tests.notify._mailbox import Mailbox, free_port, mailbox_server
 
 from midturn.contract._api import parse_ask
 from midturn.contract._interactions import Interaction
@@ -29,61 +22,10 @@ AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 SECRET = "whsec_" + "c2VjcmV0LXNpZ25pbmcta2V5LWZvci10ZXN0cw=="
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-@dataclass
-class Mailbox:
-    port: int
-    messages: list[tuple[Envelope, EmailMessage]] = field(default_factory=list)
-    refuse_rcpt: str | None = None
-    logins: list[tuple[bytes, bytes]] = field(default_factory=list)
-
-    async def handle_RCPT(
-        self, server: Any, session: Session, envelope: Envelope, address: str, options: list[str]
-    ) -> str:
-        if self.refuse_rcpt is not None:
-            return self.refuse_rcpt
-        envelope.rcpt_tos.append(address)
-        return "250 OK"
-
-    async def handle_DATA(self, server: Any, session: Session, envelope: Envelope) -> str:
-        raw = envelope.original_content or b""
-        parsed = email.message_from_bytes(raw, policy=email.policy.default)
-        assert isinstance(parsed, EmailMessage)
-        self.messages.append((envelope, parsed))
-        return "250 Message accepted"
-
-
 @pytest.fixture
 def mailbox() -> Iterator[Mailbox]:
-    box = Mailbox(_free_port())
-
-    def authenticate(
-        server: Any, session: Any, envelope: Any, mechanism: str, data: Any
-    ) -> AuthResult:
-        assert isinstance(data, LoginPassword)
-        box.logins.append((data.login, data.password))
-        if data.login == b"bot" and data.password == b"s3cret-pass":
-            return AuthResult(success=True)
-        return AuthResult(success=False, handled=False, message="535 5.7.8 credentials invalid")
-
-    controller = Controller(
-        box,
-        hostname="127.0.0.1",
-        port=box.port,
-        authenticator=authenticate,
-        auth_require_tls=False,
-    )
-    controller.start()
-    try:
+    with mailbox_server() as box:
         yield box
-    finally:
-        controller.stop()
 
 
 def _env(port: int, **extra: str) -> dict[str, str]:
@@ -214,7 +156,7 @@ async def test_starttls_required_but_not_offered_is_refused_for_good(mailbox: Ma
 
 
 async def test_a_server_that_is_down_is_retryable() -> None:
-    settings = SmtpSettings.from_env(_env(_free_port()))
+    settings = SmtpSettings.from_env(_env(free_port()))
     with pytest.raises(DeliveryFailed) as failed:
         await EmailSender(settings).send(
             _destination("mailto:a@example.com"), "dl", _notification()
