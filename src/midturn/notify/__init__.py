@@ -14,7 +14,12 @@ from __future__ import annotations
 
 from midturn._public import publish as _publish
 from midturn.notify._extra import NOTIFY_INSTALL, standardwebhooks
-from midturn.notify._manage import create_destination, ensure_destinations, rotate_secret
+from midturn.notify._manage import (
+    create_destination,
+    ensure_destinations,
+    new_secret,
+    rotate_secret,
+)
 from midturn.notify._notifier import Notifier
 from midturn.notify._options import NotifyOptions, parse_duration
 from midturn.notify._payload import (
@@ -64,6 +69,7 @@ __all__ = [
     "create_destination",
     "ensure_destinations",
     "get_sender",
+    "new_secret",
     "notification_from_json",
     "parse_duration",
     "payload_bytes",

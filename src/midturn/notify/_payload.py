@@ -7,7 +7,7 @@ question(s) or permission request, the session's id and title, the queue positio
 credential: the inbox asks the person to sign in (docs/notifications.md).
 
 What a payload never holds: a secret's value or anything a secret answer contained. It is
-built from the stored `Interaction`, which holds none (SPEC §3.7), and it carries no
+built from the stored `Interaction`, which holds none (docs/runtime.md), and it carries no
 answers at all: a settled event says only how the interaction settled.
 """
 
@@ -50,9 +50,9 @@ NOTIFY_EVENT_TYPES: tuple[str, ...] = (
     "interaction.reminder",
     "interaction.escalation",
 )
-"""What a destination's `events` may name: the SSE event names of SPEC §5, plus the two
-that come from the notifier itself (a reminder while an interaction is still pending, and
-its escalation)."""
+"""What a destination's `events` may name: the SSE event names
+(docs/protocol.md#events-server-sent), plus the two that come from the notifier itself
+(a reminder while an interaction is still pending, and its escalation)."""
 
 _DETAILS_SHOWN = 2000
 """How much of a permission's `details` a payload carries (they may be 200,000 chars)."""
