@@ -416,3 +416,16 @@ async def test_the_endpoint_alone_refuses_a_body_that_is_not_utf8_with_400() -> 
                 headers={"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": "v0=" + digest},
             )
     assert response.status_code == 400
+
+
+async def test_a_click_on_a_cancelled_ask_says_so_and_changes_nothing(world: World) -> None:
+    async with world.gateway.midturn_client(world.session.agent_token) as agent:
+        await agent.cancel(world.interaction.id)
+    cancelled = await world.current()
+    _, sqlite, _ = world.buttons()
+    response = await world.post(world.click_body(sqlite))
+    assert response.status_code == 200
+    assert response.json()["text"] == ("This question was cancelled; your click changed nothing.")
+    assert await world.current() == cancelled
+    refreshed = [p.json() for p in world.slack.wait_for(2) if p.json().get("replace_original")]
+    assert "This question was cancelled" in json.dumps(refreshed[0])

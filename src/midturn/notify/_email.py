@@ -35,7 +35,7 @@ import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from email.message import EmailMessage
-from email.utils import formatdate, make_msgid
+from email.utils import formatdate, make_msgid, parseaddr
 from urllib.parse import unquote, urlsplit
 
 from midturn.errors import UsageError
@@ -45,7 +45,8 @@ from midturn.notify._senders import DeliveryFailed, Destination
 
 __all__ = ["EmailSender", "SmtpSettings", "email_message", "mailto_addresses"]
 
-DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_TIMEOUT_S = 15.0
+"""Per SMTP step; well inside the notifier's lease, so no two replicas send one email."""
 _SUBJECT = 140
 
 
@@ -238,7 +239,7 @@ def email_message(
     message["From"] = sender
     message["To"] = ", ".join(to)
     message["Date"] = formatdate(localtime=False, usegmt=True)
-    domain = sender.rpartition("@")[2] or "midturn.invalid"
+    domain = parseaddr(sender)[1].rpartition("@")[2] or "midturn.invalid"
     if delivery_id and all(c.isalnum() or c in "-_." for c in delivery_id):
         message["Message-ID"] = f"<{delivery_id}@{domain}>"
     else:

@@ -38,6 +38,7 @@ from starlette.types import Receive, Scope, Send
 
 from midturn.contract import Settled
 from midturn.contract._interactions import Interaction
+from midturn.contract._models import Question
 from midturn.errors import AlreadySettled, InvalidAnswer, NotFound, UsageError
 from midturn.notify._channels import SLACK_BUTTONS
 from midturn.notify._chat import ANSWER_ACTION, OPEN_ACTION, slack_escape
@@ -207,9 +208,11 @@ class SlackInteractions:
         return self._reply(updated, [updated], response_url)
 
     def _already(self, interaction: Interaction, response_url: str | None) -> JSONResponse:
-        note = _ephemeral(
-            f"Already answered: {_outcome_text(interaction)}. Your click changed nothing."
-        )
+        if interaction.status == "answered":
+            text = f"Already answered: {_outcome_text(interaction)}. Your click changed nothing."
+        else:
+            text = f"This question {_outcome_text(interaction)}; your click changed nothing."
+        note = _ephemeral(text)
         refreshed = {"replace_original": True, **settled_message(interaction)}
         return self._reply(note, [refreshed, note], response_url)
 
@@ -282,7 +285,7 @@ def _read_value(raw: Any) -> tuple[str, str, int]:
     return value["i"], value["q"], value["o"]
 
 
-def _choice_question(interaction: Interaction, question_id: str, index: int) -> Any:
+def _choice_question(interaction: Interaction, question_id: str, index: int) -> Question:
     ask = interaction.ask
     if interaction.kind != "ask" or ask is None or len(ask.questions) != 1:
         raise _Refused(400, "invalid_request", "this interaction cannot be answered with a button")
@@ -315,7 +318,7 @@ def _outcome_text(interaction: Interaction) -> str:
         answer = result.answers[0]
         shown = answer.answer or "an answer"
         return f"*{slack_escape(one_line(cut(shown, 200)))}*, by {_who(interaction)}"
-    return f"it {_FAIL_STATUSES.get(interaction.status, interaction.status)}"
+    return _FAIL_STATUSES.get(interaction.status, interaction.status)
 
 
 def settled_message(interaction: Interaction) -> dict[str, Any]:
@@ -344,6 +347,8 @@ def settled_message(interaction: Interaction) -> dict[str, Any]:
                 }
             )
     outcome = _outcome_text(interaction)
+    if interaction.status != "answered":
+        outcome = f"This question {outcome}"
     mark = "✅" if interaction.status == "answered" else "⏹"
     blocks.append(
         {"type": "context", "elements": [{"type": "mrkdwn", "text": f"{mark} {outcome}"}]}
