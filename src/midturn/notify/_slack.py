@@ -96,7 +96,7 @@ class _Refused(Exception):
         self.status, self.error, self.message = status, error, message
 
 
-class _FixedClock(Clock):
+class _Clock(Clock):
     def __init__(self, now: Callable[[], float]) -> None:
         self._now = now
 
@@ -123,7 +123,7 @@ class SlackInteractions:
             )
         self._answerer = answerer
         self._now = now
-        self._verifier = SignatureVerifier(signing_secret.strip(), clock=_FixedClock(now))
+        self._verifier = SignatureVerifier(signing_secret.strip(), clock=_Clock(now))
         self._response_urls = response_urls
         SLACK_BUTTONS.on = True  # this process takes the clicks: Slack messages get buttons
 
