@@ -346,6 +346,12 @@ def _run_serve(args: argparse.Namespace) -> int:
                 "app's signing secret in it"
             )
             return EXIT_CODES["usage"]
+    if slack_secret or os.environ.get("MIDTURN_SLACK_SIGNING_SECRET", "").strip():
+        try:
+            import midturn.notify._slack  # noqa: F401 - slack_sdk, with the install hint
+        except ImportError as error:
+            _say(f"midturn serve: Slack interactivity: {error}")
+            return EXIT_CODES["usage"]
     notify = _notify_options(args)
     if args.webhook:
         try:
