@@ -140,6 +140,25 @@ def _run_serve(args: argparse.Namespace) -> int:
 
     found = _token(args, ())  # MIDTURN_TOKEN and the data folder's file: serve's own
     retention = None if args.retention in (None, "off") else parse_age(args.retention)
+    slack_secret = None
+    if args.slack_signing_secret_file is not None:
+        try:
+            slack_secret = Path(args.slack_signing_secret_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as error:
+            _say(f"midturn serve: cannot read the Slack signing secret file: {error}")
+            return EXIT_CODES["usage"]
+        if not slack_secret:
+            _say(
+                f"midturn serve: {args.slack_signing_secret_file} is empty; put the Slack "
+                "app's signing secret in it"
+            )
+            return EXIT_CODES["usage"]
+    if slack_secret or os.environ.get("MIDTURN_SLACK_SIGNING_SECRET", "").strip():
+        try:
+            import midturn.notify._slack  # noqa: F401 - slack_sdk, with the install hint
+        except ImportError as error:
+            _say(f"midturn serve: Slack interactivity: {error}")
+            return EXIT_CODES["usage"]
     notify = _notify_options(args)
     if args.webhook:
         try:
@@ -163,6 +182,7 @@ def _run_serve(args: argparse.Namespace) -> int:
         max_streams_per_token=args.max_streams_per_token,
         webhooks=tuple(args.webhook or ()),
         notify_options=notify,
+        slack_signing_secret=slack_secret,
     )
     return 0
 
@@ -394,6 +414,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="AGE",
         help="notify the escalation webhooks of an interaction still pending this long "
         "after it was asked (default off)",
+    )
+    serve.add_argument(
+        "--slack-signing-secret-file",
+        metavar="FILE",
+        help="take Slack's button clicks at /v1/slack/interactions, checked with the signing "
+        "secret in FILE (default: MIDTURN_SLACK_SIGNING_SECRET, else off)",
     )
     serve.set_defaults(run=_run_serve)
 

@@ -42,13 +42,18 @@ def create_app(
     mcp_state_key: bytes | None = None,
     stream_limits: StreamLimits | None = None,
     notifier: Any = None,
+    slack_signing_secret: str | None = None,
+    slack_response_urls: tuple[str, ...] | None = None,
 ) -> FastAPI:
     """The gateway over an open `runtime` and its `store`. The caller owns both (opens
     and closes them); `admin_token` is the token that reaches everything. With
     `mcp_state_key` (and the `mcp` extra installed) it also serves MCP at `/mcp`.
     `stream_limits` bounds event streams (default: `StreamLimits.from_env()`).
     `/v1/webhooks` (docs/notifications.md) is always served; `notifier`, a running
-    `midturn.notify.Notifier`, is woken when a destination changes."""
+    `midturn.notify.Notifier`, is woken when a destination changes. With
+    `slack_signing_secret` it takes Slack's button clicks at `/v1/slack/interactions`
+    (docs/notifications.md#slack); `slack_response_urls` overrides where Slack's
+    `response_url` may point (Slack's own hosts by default)."""
     from midturn import __version__
 
     app = FastAPI(
@@ -75,6 +80,8 @@ def create_app(
     if mcp_state_key is not None:
         _mount_mcp(app, state, mcp_state_key)
     _mount_webhooks(app, state, notifier)
+    if slack_signing_secret is not None:
+        _mount_slack(app, state, slack_signing_secret, slack_response_urls)
 
     @app.get("/healthz", tags=["operations"])
     async def healthz() -> dict[str, str]:
@@ -144,6 +151,21 @@ def _mount_webhooks(app: FastAPI, state: GatewayState, notifier: Any) -> None:
             wake=getattr(notifier, "wake", None),
         )
     )
+
+
+def _mount_slack(
+    app: FastAPI, state: GatewayState, secret: str, response_urls: tuple[str, ...] | None
+) -> None:
+    """`/v1/slack/interactions`: Slack's button clicks, checked by Slack's request
+    signature instead of a bearer token (docs/notifications.md#slack)."""
+    from starlette.routing import Route
+
+    from midturn.notify._slack import SLACK_RESPONSE_URLS, SlackInteractions
+
+    endpoint = SlackInteractions(
+        state.runtime, secret, response_urls=response_urls or SLACK_RESPONSE_URLS
+    )
+    app.router.routes.append(Route("/v1/slack/interactions", endpoint, methods=["POST"]))
 
 
 def _declare_bearer_auth(app: FastAPI) -> None:

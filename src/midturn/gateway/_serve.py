@@ -202,6 +202,20 @@ async def _start_notifier(
     return await stack.enter_async_context(Notifier(runtime, options, public_url=public_url))
 
 
+def slack_secret(given: str | None) -> str | None:
+    """The Slack signing secret: `given`, else `MIDTURN_SLACK_SIGNING_SECRET`, else None
+    (no Slack interactivity)."""
+    chosen = given if given is not None else os.environ.get("MIDTURN_SLACK_SIGNING_SECRET")
+    if chosen is None or not chosen.strip():
+        if given is not None:
+            raise UsageError(
+                "the Slack signing secret is empty; copy it from the Slack app's "
+                "Basic Information page"
+            )
+        return None
+    return chosen.strip()
+
+
 def _print(line: str) -> None:
     print(line, flush=True)
 
@@ -225,6 +239,8 @@ async def run_server(
     retention_records: Path | None = None,
     webhooks: Sequence[str] = (),
     notify_options: Any = None,
+    slack_signing_secret: str | None = None,
+    slack_response_urls: tuple[str, ...] | None = None,
 ) -> None:
     """Run the gateway until stopped. `on_ready(base_url)` is called once it listens;
     `on_server(server)` hands out the server so a caller can `stop()` it; `log_level` is
@@ -244,7 +260,10 @@ async def run_server(
     Notifications (docs/notifications.md) run beside the runtime, idle while no webhook
     is enabled: `webhooks` are URLs made destinations at start (the same ones across
     restarts; a new one's secret is announced once), `notify_options` a
-    `midturn.notify.NotifyOptions`."""
+    `midturn.notify.NotifyOptions`.
+
+    `slack_signing_secret` (default: `MIDTURN_SLACK_SIGNING_SECRET`) turns on Slack's
+    button clicks at `/v1/slack/interactions` (docs/notifications.md#slack)."""
     if not 0 <= port <= 65535:
         raise UsageError(f"port {port} is out of range; use 0–65535 (0 picks a free port)")
     check_port(host, port)  # a taken port is a clear message, not uvicorn's errno line
@@ -274,6 +293,8 @@ async def run_server(
             mcp_state_key=mcp_key,
             stream_limits=limits,
             notifier=notifier,
+            slack_signing_secret=slack_secret(slack_signing_secret),
+            slack_response_urls=slack_response_urls,
         )
         state: GatewayState = app.state.gateway
         config = uvicorn.Config(
@@ -333,6 +354,7 @@ def serve(
     retention_records: Path | None = None,
     webhooks: Sequence[str] = (),
     notify_options: Any = None,
+    slack_signing_secret: str | None = None,
 ) -> None:
     """Run the gateway and the web inbox until SIGINT/SIGTERM (blocking). Prints the
     inbox URL once it listens, with the admin token only when it was just generated;
@@ -354,5 +376,6 @@ def serve(
             retention_records=retention_records,
             webhooks=webhooks,
             notify_options=notify_options,
+            slack_signing_secret=slack_signing_secret,
         )
     )

@@ -13,6 +13,9 @@ The seam for channel formats: `register_sender(format_name, sender)` with a `Sen
 from __future__ import annotations
 
 from midturn._public import publish as _publish
+from midturn.notify._channels import ChatSender
+from midturn.notify._chat import discord_message, slack_message, teams_message
+from midturn.notify._email import EmailSender, SmtpSettings, email_message
 from midturn.notify._extra import NOTIFY_INSTALL, standardwebhooks
 from midturn.notify._manage import (
     create_destination,
@@ -20,6 +23,7 @@ from midturn.notify._manage import (
     new_secret,
     rotate_secret,
 )
+from midturn.notify._notice import Notice, NoticeOption, NoticeQuestion, notice_of
 from midturn.notify._notifier import Notifier
 from midturn.notify._options import NotifyOptions, parse_duration
 from midturn.notify._payload import (
@@ -50,8 +54,13 @@ from midturn.notify._webhook import StandardWebhookSender, check_http_url, sign_
 __all__ = [
     "NOTIFY_EVENT_TYPES",
     "NOTIFY_INSTALL",
+    "ChatSender",
     "DeliveryFailed",
     "Destination",
+    "EmailSender",
+    "Notice",
+    "NoticeOption",
+    "NoticeQuestion",
     "Notification",
     "NotificationData",
     "NotifiedInteraction",
@@ -62,14 +71,18 @@ __all__ = [
     "Notifier",
     "NotifyOptions",
     "Sender",
+    "SmtpSettings",
     "StandardWebhookSender",
     "answer_url_for",
     "build_payload",
     "check_http_url",
     "create_destination",
+    "discord_message",
+    "email_message",
     "ensure_destinations",
     "get_sender",
     "new_secret",
+    "notice_of",
     "notification_from_json",
     "parse_duration",
     "payload_bytes",
@@ -77,7 +90,9 @@ __all__ = [
     "rotate_secret",
     "sender_formats",
     "sign_headers",
+    "slack_message",
     "standardwebhooks",
+    "teams_message",
     "unregister_sender",
 ]
 

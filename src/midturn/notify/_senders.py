@@ -81,6 +81,10 @@ def _load_defaults() -> None:
         from midturn.notify._webhook import StandardWebhookSender
 
         _SENDERS.setdefault("standard", StandardWebhookSender())
+        from midturn.notify._channels import channel_senders  # slack, discord, teams, email
+
+        for name, sender in channel_senders().items():
+            _SENDERS.setdefault(name, sender)
 
 
 def register_sender(format_name: str, sender: Sender) -> None:
