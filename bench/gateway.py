@@ -1,6 +1,8 @@
 """The gateway's round trip beside a bare FastAPI POST on uvicorn, measured in one run.
 
     .venv/bin/python bench/gateway.py [--quick]
+    .venv/bin/python bench/gateway.py --profile out.txt [--seconds 20]   (needs py-spy)
+    .venv/bin/python bench/gateway.py --no-express   (FastAPI's routes only: the lane's gain)
 
 A round trip: the agent creates an ask and long-polls for it in the same request
 (`POST /v1/sessions/{sid}/asks?wait=60`); an answerer, following the admin event stream,
@@ -96,10 +98,25 @@ def _start_bare() -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit("the bare server did not start")
 
 
+WITHOUT_EXPRESS = """
+import sys
+from midturn.gateway._express import ExpressLane
+from midturn.gateway.__main__ import main
+
+async def never(self, *args):
+    return False
+
+ExpressLane.handle = never  # every request through FastAPI's routes, as before the lane
+main(sys.argv[1:])
+"""
+EXPRESS = True
+
+
 def _start_gateway(db_url: str) -> tuple[subprocess.Popen[bytes], str]:
     env = {**os.environ, "MIDTURN_TOKEN": ADMIN, "PYTHONUNBUFFERED": "1"}
+    program = ["-m", "midturn.gateway"] if EXPRESS else ["-c", WITHOUT_EXPRESS]
     process = subprocess.Popen(
-        [sys.executable, "-m", "midturn.gateway", "--db", db_url, "--port", "0"],
+        [sys.executable, *program, "--db", db_url, "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         env=env,
@@ -381,6 +398,89 @@ async def _hold(url: str, waiters: int, streams: int) -> dict[str, Any]:
     }
 
 
+# -- where the server's time goes ----------------------------------------------------
+
+COMPONENTS: list[tuple[str, tuple[str, ...]]] = [
+    # (component, path fragments of a frame); a sample is charged to the innermost
+    # frame that matches any fragment, so a library called from midturn code is charged
+    # to the library (its JSON, its validation), midturn's own lines to midturn
+    ("SQLite statements", ("sqlite3", "midturn/store/_sqlite")),
+    ("JSON + pydantic (serialize, validate)", ("pydantic", "json/")),
+    ("logging (access log)", ("logging/", "midturn/gateway/_serve.py")),
+    ("SSE hub and streams", ("midturn/gateway/_hub.py", "midturn/gateway/_sse.py")),
+    ("midturn runtime + contract", ("midturn/runtime", "midturn/contract", "midturn/store")),
+    ("midturn gateway routes + middleware", ("midturn/gateway",)),
+    ("FastAPI (routing, dependencies, params)", ("fastapi/",)),
+    ("Starlette (request, response, routing)", ("starlette/",)),
+    ("uvicorn + h11 (HTTP parse/write)", ("uvicorn/", "h11/")),
+    ("asyncio event loop + sockets", ("asyncio/", "selectors", "socket")),
+]
+
+
+def _component(stack: list[str]) -> str:
+    for frame in reversed(stack):  # innermost first
+        for name, fragments in COMPONENTS:
+            if any(fragment in frame for fragment in fragments):
+                return name
+    return "other"
+
+
+def summarize(raw: Path) -> list[tuple[str, float]]:
+    """The share of samples per component in a py-spy `--format raw` file. A thread
+    pool's worker waiting for work is idle (py-spy counts it as running)."""
+    counts: dict[str, int] = {}
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        frames = stack.split(";")
+        if frames[-1].startswith("_worker (concurrent/futures/thread.py"):
+            continue
+        name = _component(frames)
+        counts[name] = counts.get(name, 0) + int(count)
+    total = sum(counts.values()) or 1
+    return sorted(((name, n / total) for name, n in counts.items()), key=lambda x: -x[1])
+
+
+def _spy(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes]:
+    """py-spy sampling process `pid` for `seconds` into `out` (raw stacks)."""
+    command = [str(Path(sys.executable).with_name("py-spy")), "record", "--pid", str(pid)]
+    command += ["--duration", str(int(seconds)), "--rate", "200", "--format", "raw"]
+    return subprocess.Popen([*command, "--output", str(out)], stdout=subprocess.DEVNULL)
+
+
+async def profile(out: Path, seconds: float, store: str) -> int:
+    """64 concurrent round trips for `seconds` while py-spy samples the gateway (not
+    idle time: only samples where the server runs Python or C code)."""
+    workdir = Path(tempfile.mkdtemp(prefix="midturn-bench-"))
+    db_url = f"sqlite:///{workdir / 'bench.db'}" if store == "sqlite" else store
+    gateway_process, gateway_url = _start_gateway(db_url)
+    try:
+        admin = httpx.AsyncClient(
+            base_url=gateway_url, headers={"Authorization": f"Bearer {ADMIN}"}, timeout=90
+        )
+        sessions = [await _new_session(admin) for _ in range(64)]
+        answerer = Answerer(gateway_url)
+        await answerer.start(after=0)
+        agents = _clients(gateway_url, 64, timeout=90)
+        await _concurrent(64, 2.0, lambda i: _round_trip(agents[i], sessions[i]))  # warm up
+        spy = _spy(gateway_process.pid, seconds, out)
+        rate, errors = await _concurrent(
+            64, seconds + 1, lambda i: _round_trip(agents[i], sessions[i])
+        )
+        spy.wait(60)
+        for each in agents:
+            await each.aclose()
+        await answerer.aclose()
+        await admin.aclose()
+    finally:
+        _stop(gateway_process)
+    print(f"{rate:.1f} round trips/s under the profiler ({errors} errors); samples in {out}")
+    for name, share in summarize(out):
+        print(f"  {share:6.1%}  {name}")
+    return 0
+
+
 async def main(quick: bool, store: str) -> int:
     sequential_n = 60 if quick else 200
     seconds = 4.0 if quick else 12.0
@@ -492,5 +592,21 @@ if __name__ == "__main__":
         default="sqlite",
         help="'sqlite' (a fresh file, the default), 'memory://', or a postgresql:// URL",
     )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="instead: sample the gateway with py-spy under 64 concurrent round trips, "
+        "write the raw stacks here and print the share of each component",
+    )
+    parser.add_argument("--seconds", type=float, default=20.0, help="with --profile")
+    parser.add_argument(
+        "--no-express",
+        action="store_true",
+        help="serve every request through FastAPI's routes (the express lane off), to "
+        "measure what the lane saves",
+    )
     args = parser.parse_args()
+    EXPRESS = not args.no_express
+    if args.profile is not None:
+        raise SystemExit(asyncio.run(profile(args.profile, args.seconds, args.store)))
     raise SystemExit(asyncio.run(main(args.quick, args.store)))

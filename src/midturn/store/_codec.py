@@ -170,7 +170,11 @@ def parse_time(text: str) -> datetime:
 def sort_key_time(moment: datetime) -> str:
     """A fixed-width UTC text for a moment, so text order is time order in any database.
     A naive datetime is taken to be UTC."""
-    return as_utc(moment).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    utc = as_utc(moment)
+    if utc.utcoffset():
+        utc = utc.astimezone(UTC)
+    # isoformat, not strftime: a third of the cost, and the year is always four digits
+    return utc.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def dump_interaction(interaction: Interaction) -> str:
