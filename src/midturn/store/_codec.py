@@ -46,6 +46,7 @@ __all__ = [
     "parse_time",
     "settled_copy",
     "sort_key_time",
+    "stored_event",
     "unknown_cursor",
 ]
 
@@ -231,6 +232,30 @@ def new_event(
         "data": data,
     }
     event: NewEvent = _construct(NewEvent, fields, _NEW_EVENT_FIELDS)
+    return event
+
+
+def stored_event(
+    event_id: int,
+    *,
+    type: EventType,
+    session_id: str,
+    turn_id: str,
+    interaction_id: str | None,
+    at: datetime,
+    data: dict[str, Any],
+) -> Event:
+    """An `Event` from fields a store kept (valid when they were stored)."""
+    fields = {
+        "type": type,
+        "session_id": session_id,
+        "turn_id": turn_id,
+        "interaction_id": interaction_id,
+        "at": at,
+        "data": data,
+        "id": event_id,
+    }
+    event: Event = _construct(Event, fields, _EVENT_FIELDS)
     return event
 
 
