@@ -11,9 +11,10 @@ result. The anchor: a bare FastAPI endpoint on uvicorn that
 validates a small JSON body and returns one, in its own process, driven by the same
 httpx client code. Both servers run as separate processes on 127.0.0.1.
 
-Goals (docs/benchmarks.md):
-- round-trip p50 ≤ 3 × the bare POST's p50;
-- 64 concurrent sessions: round trips/s ≥ 25 % of the bare endpoint's requests/s;
+Goals (docs/benchmarks.md, issue 18):
+- server CPU per round trip ≤ 4 × the bare POST's per request;
+- round-trip p50 ≤ 2.5 × the bare POST's p50;
+- 64 concurrent sessions: round trips/s ≥ 40 % of the bare endpoint's requests/s;
 - 1,000 concurrent waiting agents and 100 SSE streams held, then all released, with no
   errors.
 """
@@ -465,9 +466,11 @@ async def profile(out: Path, seconds: float, store: str) -> int:
         agents = _clients(gateway_url, 64, timeout=90)
         await _concurrent(64, 2.0, lambda i: _round_trip(agents[i], sessions[i]))  # warm up
         spy = _spy(gateway_process.pid, seconds, out)
+        cpu = _cpu_seconds(gateway_process.pid)
         rate, errors = await _concurrent(
             64, seconds + 1, lambda i: _round_trip(agents[i], sessions[i])
         )
+        cpu_ms = 1000 * (_cpu_seconds(gateway_process.pid) - cpu) / max(1.0, rate * (seconds + 1))
         spy.wait(60)
         for each in agents:
             await each.aclose()
@@ -476,8 +479,9 @@ async def profile(out: Path, seconds: float, store: str) -> int:
     finally:
         _stop(gateway_process)
     print(f"{rate:.1f} round trips/s under the profiler ({errors} errors); samples in {out}")
+    print(f"server CPU per round trip {cpu_ms:.2f} ms (sampled, so above the plain run's)")
     for name, share in summarize(out):
-        print(f"  {share:6.1%}  {name}")
+        print(f"  {share:6.1%}  {share * cpu_ms * 1000:5.0f} µs  {name}")
     return 0
 
 
@@ -545,19 +549,19 @@ async def main(quick: bool, store: str) -> int:
     bare_p50, trip_p50 = _p(bare_lat, 50), _p(trip_lat, 50)
     print(f"bare FastAPI POST     p50 {bare_p50:7.2f} ms  p95 {_p(bare_lat, 95):7.2f} ms")
     print(f"gateway round trip    p50 {trip_p50:7.2f} ms  p95 {_p(trip_lat, 95):7.2f} ms")
-    print(f"  ratio p50 {trip_p50 / bare_p50:.2f}x (goal <= 3x)")
+    print(f"  ratio p50 {trip_p50 / bare_p50:.2f}x (goal <= 2.5x)")
     print(f"64 concurrent: bare {bare_rps:8.1f} req/s  ({bare_errors} errors)")
     print(
         f"64 concurrent: trip {trip_rps:8.1f} round trips/s  ({trip_errors} errors, "
         f"{answerer.errors} answer errors)"
     )
-    print(f"  ratio {trip_rps / bare_rps:.1%} (goal >= 25%)")
+    print(f"  ratio {trip_rps / bare_rps:.1%} (goal >= 40%)")
     slice_s = seconds / slices
     bare_ms = 1000 * bare_cpu / max(1.0, bare_rps * slice_s * slices)
     trip_ms = 1000 * trip_cpu / max(1.0, trip_rps * slice_s * slices)
     print(
         f"server CPU per operation: bare POST {bare_ms:.2f} ms, round trip {trip_ms:.2f} ms "
-        f"({trip_ms / bare_ms:.1f}x)"
+        f"({trip_ms / bare_ms:.1f}x, goal <= 4x)"
         if bare_ms
         else "server CPU per operation: not measured (no /proc)"
     )
@@ -573,8 +577,9 @@ async def main(quick: bool, store: str) -> int:
         f"all released in {held['release_s']:.2f} s"
     )
     ok = (
-        trip_p50 <= 3 * bare_p50
-        and trip_rps >= 0.25 * bare_rps
+        trip_p50 <= 2.5 * bare_p50
+        and trip_rps >= 0.40 * bare_rps
+        and (not bare_ms or trip_ms <= 4 * bare_ms)
         and held["answered"] == waiters
         and held["wait_errors"] == held["answer_errors"] == held["stream_errors"] == 0
         and held["held_waiting"] == waiters
