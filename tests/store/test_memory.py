@@ -4,6 +4,7 @@ little beyond the interaction itself, so one process can hold very many."""
 from __future__ import annotations
 
 import gc
+import json
 import tracemalloc
 
 from midturn.contract._interactions import Interaction, NewEvent
@@ -71,3 +72,107 @@ async def test_stored_events_copy_like_any_model() -> None:
         assert changed.data == {"n": 1}
         assert first.data == {} and second.session_id == "b"
         assert changed.model_dump(exclude_unset=True)["data"] == {"n": 1}
+
+
+_TOOL_INPUT = {
+    "questions": [
+        {
+            "id": "db",
+            "header": "Database",
+            "question": "Which database should the service use?",
+            "options": [
+                {"label": "PostgreSQL", "description": "Managed, scales out"},
+                {"label": "SQLite", "description": "Embedded, zero setup"},
+            ],
+        }
+    ]
+}
+
+
+async def test_a_parked_ask_with_its_events_costs_under_two_kib_beyond_its_json() -> None:
+    """As the runtime parks it (its own parsed ask, its requested event carrying the
+    whole interaction, `turn_waiting`), and nothing else holds it: the store's copy."""
+    from midturn import parse_ask
+    from midturn.runtime._events import requested_event, turn_event
+
+    count = 10_000
+    payload = len(json.dumps(_TOOL_INPUT, separators=(",", ":")))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        async with open_store("memory://") as store:
+            before = tracemalloc.get_traced_memory()[0]
+            for n in range(count):
+                item = Interaction(
+                    id=f"ia_{n:022d}",
+                    kind="ask",
+                    session_id=f"s{n % 100}",
+                    turn_id=f"t{n}",
+                    tool_call_id=f"c{n}",
+                    ask=parse_ask(_TOOL_INPUT),
+                )
+                events = [
+                    requested_event(item, n // 100),
+                    turn_event("turn_waiting", item.session_id, item.turn_id),
+                ]
+                await store.create_interaction(item, events)
+            del item, events
+            gc.collect()
+            per_ask = (tracemalloc.get_traced_memory()[0] - before) / count
+            assert await store.count_pending() == count
+    finally:
+        tracemalloc.stop()
+    assert per_ask - payload < 2048, f"{per_ask:.0f} bytes per parked ask"
+
+
+async def test_what_is_kept_as_json_reads_back_as_it_was_given() -> None:
+    """More interactions than the store keeps as models, settled and not, with events
+    of every shape: each reads back equal to what was stored (secret values aside)."""
+    from midturn.runtime._events import requested_event, settled_event, turn_event
+    from midturn.store._memory import MODELS_KEPT
+
+    count = MODELS_KEPT + 50
+    async with open_store("memory://") as store:
+        made, sent = [], []
+        for n in range(count):
+            item = Interaction(
+                id=f"ia_{n:06d}", kind="ask", session_id=f"s{n % 3}", turn_id=f"t{n}", ask=ASK
+            )
+            events = [requested_event(item, n // 3), turn_event("turn_waiting", "s", f"t{n}")]
+            if n % 7 == 0:  # data that names an interaction, but not as stored
+                events.append(
+                    NewEvent(
+                        type="turn_waiting",
+                        session_id="s",
+                        turn_id=f"t{n}",
+                        interaction_id=item.id,
+                        data={"interaction": {"id": item.id}, "position": 1, "x": [1.5, None]},
+                    )
+                )
+            stored, _, appended = await store.create_interaction(item, events)
+            made.append(stored)
+            sent.extend(appended)
+        for item in made[::5]:
+            settled = item.model_copy(
+                update={"status": "cancelled", "settled_at": item.created_at, "settled_by": "x"}
+            )
+            announced = settled_event(settled)
+            assert announced is not None
+            outcome = await store.settle(
+                item.id,
+                status="cancelled",
+                settled_by="x",
+                settled_at=item.created_at,
+                events=[announced],
+            )
+            assert outcome.won
+            sent.extend(outcome.events)
+            made[made.index(item)] = outcome.interaction
+        for item in made:
+            assert await store.get_interaction(item.id) == item
+        listed = await store.list_interactions()
+        assert listed == sorted(made, key=lambda item: item.created_at)
+        read = await store.read_events(0, limit=10_000)
+        assert [event.model_dump(mode="json") for event in read] == [
+            event.model_dump(mode="json") for event in sent
+        ]

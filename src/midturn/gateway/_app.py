@@ -20,6 +20,7 @@ from midturn.gateway import (
 )
 from midturn.gateway._auth import TokenAuthority, bearer_token
 from midturn.gateway._errors import install_error_handlers
+from midturn.gateway._express import ExpressLane
 from midturn.gateway._middleware import GatewayMiddleware
 from midturn.gateway._state import GatewayState, State, StreamLimits
 from midturn.runtime import Runtime
@@ -113,7 +114,7 @@ def create_app(
 
     app.mount("/static", StaticFiles(directory=web_dir, check_dir=False), name="static")
 
-    app.add_middleware(GatewayMiddleware, metrics=state.metrics)
+    app.add_middleware(GatewayMiddleware, metrics=state.metrics, express=ExpressLane(app))
     _declare_bearer_auth(app)
     return app
 

@@ -7,13 +7,16 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from midturn.gateway._body_check import body_problem
 from midturn.gateway._errors import MAX_BODY_BYTES, PayloadTooLarge
 from midturn.gateway._metrics import Metrics
+
+if TYPE_CHECKING:
+    from midturn.gateway._express import ExpressLane
 
 __all__ = ["GatewayMiddleware"]
 
@@ -57,12 +60,21 @@ class GatewayMiddleware:
       forbids inline script;
     - the access log: one structured line per request with method, path (never the
       query string, which may carry a token), route template, status, duration and the
-      caller's role; never a header or a body. It also counts requests for `/metrics`."""
+      caller's role; never a header or a body. It also counts requests for `/metrics`;
+    - the express lane (`_express.py`), when given: the round trip's plain requests are
+      served there once their body passed the checks, the rest go on to the app."""
 
-    def __init__(self, app: ASGIApp, metrics: Metrics, limit: int = MAX_BODY_BYTES) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        metrics: Metrics,
+        limit: int = MAX_BODY_BYTES,
+        express: ExpressLane | None = None,
+    ) -> None:
         self.app = app
         self.metrics = metrics
         self.limit = limit
+        self.express = express
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -99,6 +111,10 @@ class GatewayMiddleware:
                     await _send_json(wrapped_send, 422, _invalid(*problem), close=False)
                     return
                 receive = _replay(body, receive)
+                if self.express is not None and await self.express.handle(
+                    scope, body, receive, wrapped_send
+                ):
+                    return
             await self.app(scope, receive, wrapped_send)
         finally:
             route = scope.get("route")

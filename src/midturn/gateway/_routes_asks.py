@@ -21,7 +21,7 @@ from midturn.gateway._views import (
     interaction_out,
 )
 
-__all__ = ["read_interaction", "router"]
+__all__ = ["answer", "create", "read_interaction", "router"]
 
 router = APIRouter(prefix="/v1", tags=["asks"])
 
@@ -48,6 +48,19 @@ async def create_ask(
     """Create an ask; a repeated `tool_call_id` returns the existing one with 200. With
     `wait`, the same request then long-polls for the ask to settle (up to 60 s)."""
     state, caller = call
+    return await create(state, caller, session_id, body, request, wait)
+
+
+async def create(
+    state: GatewayState,
+    caller: Principal,
+    session_id: str,
+    body: AskIn,
+    request: Request,
+    wait: float,
+) -> ModelResponse:
+    """`POST /v1/sessions/{session_id}/asks` once its inputs are read (here and in the
+    express lane, `_express.py`)."""
     caller.require({"agent"}, "ask questions", session_id)
     await state.authority.session(session_id)
     interaction, created = await state.runtime.ask(
@@ -106,6 +119,13 @@ async def answer_ask(
     """Answer an ask leniently. 409 when already settled differently, 422 when the answer
     has no sound reading (the ask stays pending)."""
     state, caller = call
+    return await answer(state, caller, interaction_id, payload)
+
+
+async def answer(
+    state: GatewayState, caller: Principal, interaction_id: str, payload: Any
+) -> ModelResponse:
+    """`POST /v1/asks/{interaction_id}/answer` once its inputs are read."""
     caller.require({"answer"}, "answer asks")
     await state.check(interaction_id, "ask", caller, "answer asks")
     settled = await state.runtime.answer(interaction_id, payload, by=caller.role)

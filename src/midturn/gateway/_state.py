@@ -8,7 +8,7 @@ import os
 from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Annotated, NamedTuple, TypeVar
+from typing import Annotated, Any, NamedTuple, TypeVar
 
 from fastapi import Depends, Request
 
@@ -24,6 +24,7 @@ from midturn.store import Store
 __all__ = [
     "Call",
     "Caller",
+    "Closing",
     "GatewayState",
     "State",
     "StreamCall",
@@ -117,6 +118,27 @@ class StreamSlots:
         return release
 
 
+class Closing(asyncio.Event):
+    """The server is shutting down: an event, and one future done once it is set that
+    every long-poll shares (rather than a task waiting on the event for each)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._done: asyncio.Future[None] | None = None
+
+    def set(self) -> None:
+        super().set()
+        if self._done is not None and not self._done.done():
+            self._done.set_result(None)
+
+    def future(self) -> asyncio.Future[None]:
+        if self._done is None:
+            self._done = asyncio.get_running_loop().create_future()
+            if self.is_set():
+                self._done.set_result(None)
+        return self._done
+
+
 @dataclass
 class GatewayState:
     runtime: Runtime
@@ -124,7 +146,7 @@ class GatewayState:
     authority: TokenAuthority
     public_url: str = "http://127.0.0.1:8765"
     metrics: Metrics = field(default_factory=Metrics)
-    closing: asyncio.Event = field(default_factory=asyncio.Event)
+    closing: Closing = field(default_factory=lambda: Closing())
     stream_limits: StreamLimits = field(default_factory=StreamLimits)
     hub: EventHub = field(init=False)
     streams: StreamSlots = field(init=False)
@@ -190,15 +212,12 @@ class GatewayState:
         """Run `work` unless the server starts shutting down or the client goes away
         first (then None)."""
         task = asyncio.ensure_future(work)
-        ending = [
-            asyncio.ensure_future(self.closing.wait()),
-            asyncio.ensure_future(client_gone(request)),
-        ]
+        gone = asyncio.ensure_future(client_gone(request))
         try:
-            await asyncio.wait({task, *ending}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: list[asyncio.Future[Any]] = [task, gone, self.closing.future()]
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for waiter in ending:
-                waiter.cancel()
+            gone.cancel()
         if task.done():
             return task.result()
         task.cancel()

@@ -361,6 +361,9 @@ class Parking:
                 raise NotFound(f"no interaction with id {interaction_id!r}; check the id")
             if not current.pending or timeout == 0:
                 return self.with_secrets(current)
+            if timeout is None:  # no timeout, so no fallback to it: held by nobody
+                del current  # while waiting (a store may have made it just for this read)
+                return self.with_secrets(await future)
             try:
                 settled = await asyncio.wait_for(future, timeout)
             except TimeoutError:

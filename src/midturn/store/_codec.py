@@ -46,6 +46,7 @@ __all__ = [
     "parse_time",
     "settled_copy",
     "sort_key_time",
+    "stored_event",
     "unknown_cursor",
 ]
 
@@ -170,7 +171,11 @@ def parse_time(text: str) -> datetime:
 def sort_key_time(moment: datetime) -> str:
     """A fixed-width UTC text for a moment, so text order is time order in any database.
     A naive datetime is taken to be UTC."""
-    return as_utc(moment).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    utc = as_utc(moment)
+    if utc.utcoffset():
+        utc = utc.astimezone(UTC)
+    # isoformat, not strftime: a third of the cost, and the year is always four digits
+    return utc.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def dump_interaction(interaction: Interaction) -> str:
@@ -227,6 +232,30 @@ def new_event(
         "data": data,
     }
     event: NewEvent = _construct(NewEvent, fields, _NEW_EVENT_FIELDS)
+    return event
+
+
+def stored_event(
+    event_id: int,
+    *,
+    type: EventType,
+    session_id: str,
+    turn_id: str,
+    interaction_id: str | None,
+    at: datetime,
+    data: dict[str, Any],
+) -> Event:
+    """An `Event` from fields a store kept (valid when they were stored)."""
+    fields = {
+        "type": type,
+        "session_id": session_id,
+        "turn_id": turn_id,
+        "interaction_id": interaction_id,
+        "at": at,
+        "data": data,
+        "id": event_id,
+    }
+    event: Event = _construct(Event, fields, _EVENT_FIELDS)
     return event
 
 

@@ -5,6 +5,14 @@ interaction itself: one dict entry by id, one by `(session_id, tool_call_id)`, o
 session's ordered id set and, while pending, one in its session's pending set and one in
 the store's. No task, lock or future per interaction.
 
+An interaction is kept as a small row (`_Row`: the fields the store filters and sorts
+on) and its compact JSON, as the SQL stores keep it, not as a tree of models: a parked
+ask with its two events costs about a quarter of what the models did (bench/roundtrip.py).
+A requested or settle event whose data is `{"interaction": <the interaction>, ...}` keeps
+a reference to the interaction's JSON, not a copy. Models are made again when read,
+and the most recent `MODELS_KEPT` are kept made, so the hot path (park, wait, settle)
+reads no JSON.
+
 Concurrency: asyncio runs one coroutine at a time, and no method here awaits between
 reading and writing, so every method is atomic — in particular `settle`'s check of
 `status == 'pending'` and its write are one step, and exactly one of many concurrent
@@ -14,8 +22,12 @@ settles wins. The store is not for use from several threads.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
+
+from pydantic import TypeAdapter
 
 from midturn.contract._interactions import (
     Event,
@@ -38,11 +50,117 @@ from midturn.store._codec import (
     check_session,
     event_from,
     settled_copy,
+    stored_event,
     unknown_cursor,
 )
 from midturn.store._memory_outbox import MemoryOutbox
 
-__all__ = ["MemoryStore"]
+__all__ = ["MODELS_KEPT", "MemoryStore"]
+
+MODELS_KEPT = 256
+"""How many interactions the store keeps as models besides their JSON (newest used)."""
+
+_INTERACTION = TypeAdapter(Interaction)
+_DATA: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+# their serializer and validator called directly: the adapter's wrappers cost more than
+# the work on these small values
+_dump_interaction = _INTERACTION.serializer.to_json
+_load_interaction = _INTERACTION.validator.validate_json
+_dump_data = _DATA.serializer.to_json
+_load_data = _DATA.validator.validate_json
+_EMPTY, _OWN, _WHOLE = -1, -2, -3
+"""An event row's `shape`: no data; its own JSON; `{"interaction": <the JSON it
+references>}`. A shape of 0 or more is `{"interaction": ..., "position": <shape>}`."""
+_OPEN_DATA = b'{"interaction":'
+_POSITION = b',"position":'
+
+
+class _Row:
+    """An interaction as kept: what the store filters and sorts on, and its JSON."""
+
+    __slots__ = (
+        "body",
+        "created_at",
+        "id",
+        "kind",
+        "seq",
+        "session_id",
+        "settled_at",
+        "status",
+        "tool_call_id",
+        "turn_id",
+    )
+
+    def __init__(self, interaction: Interaction, seq: int) -> None:
+        self.id = interaction.id
+        self.kind = interaction.kind
+        self.session_id = interaction.session_id
+        self.turn_id = interaction.turn_id
+        self.tool_call_id = interaction.tool_call_id
+        self.status = interaction.status
+        self.created_at = as_utc(interaction.created_at)
+        self.settled_at = None if interaction.settled_at is None else as_utc(interaction.settled_at)
+        self.seq = seq
+        self.body: bytes = _dump_interaction(interaction)
+
+
+class _EventRow:
+    """An event as kept; its data as JSON, possibly its interaction's (see `shape`)."""
+
+    __slots__ = ("at", "data", "id", "interaction_id", "session_id", "shape", "turn_id", "type")
+
+    def __init__(self, event: Event, data: bytes | None, shape: int) -> None:
+        self.id = event.id
+        self.type = event.type
+        self.session_id = event.session_id
+        self.turn_id = event.turn_id
+        self.interaction_id = event.interaction_id
+        self.at = event.at
+        self.data = data
+        self.shape = shape
+
+    def event(self) -> Event:
+        data: dict[str, Any]
+        if self.shape == _EMPTY or self.data is None:
+            data = {}
+        elif self.shape == _OWN:
+            data = _load_data(self.data)
+        elif self.shape == _WHOLE:
+            data = {"interaction": _load_data(self.data)}
+        else:
+            data = {"interaction": _load_data(self.data), "position": self.shape}
+        return stored_event(
+            self.id,
+            type=self.type,
+            session_id=self.session_id,
+            turn_id=self.turn_id,
+            interaction_id=self.interaction_id,
+            at=self.at,
+            data=data,
+        )
+
+
+def _pack(data: dict[str, Any], body: bytes | None) -> tuple[bytes | None, int]:
+    """`(json, shape)` for an event's data; a reference to `body` (the JSON of the
+    event's interaction) when the data is that interaction, with or without a position."""
+    if not data:
+        return None, _EMPTY
+    encoded = _dump_data(data)
+    if body is not None and encoded.startswith(_OPEN_DATA):
+        end = len(_OPEN_DATA) + len(body)
+        if encoded[len(_OPEN_DATA) : end] == body:
+            rest = encoded[end:]
+            if rest == b"}":
+                return body, _WHOLE
+            digits = rest[len(_POSITION) : -1]
+            if (
+                rest.startswith(_POSITION)
+                and rest.endswith(b"}")
+                and digits.isdigit()
+                and (digits == b"0" or not digits.startswith(b"0"))
+            ):
+                return body, int(digits)
+    return encoded, _OWN
 
 
 class MemoryStore(MemoryOutbox, Store):
@@ -58,15 +176,16 @@ class MemoryStore(MemoryOutbox, Store):
         self.url = url
         self._open = False
         self._sessions: dict[str, SessionRecord] = {}
-        self._by_id: dict[str, Interaction] = {}
-        self._seq: dict[str, int] = {}  # insertion order, the tie-break after created_at
+        self._by_id: dict[str, _Row] = {}
+        self._models: OrderedDict[str, Interaction] = OrderedDict()  # the newest used
+        self._next_seq = 0  # insertion order, the tie-break after created_at
         self._by_tool_call: dict[tuple[str, str], str] = {}
         # Ordered id sets (dicts with None values keep insertion order, delete in O(1)).
         self._by_session: dict[str, dict[str, None]] = {}
         self._pending: dict[str, dict[str, None]] = {}
         self._all_pending: dict[str, None] = {}
-        self._events: list[Event] = []  # ascending ids; pruning leaves gaps
-        self._session_events: dict[str, list[Event]] = {}
+        self._events: list[_EventRow] = []  # ascending ids; pruning leaves gaps
+        self._session_events: dict[str, list[_EventRow]] = {}
         self._last_event_id = 0
         self._ended: dict[tuple[str, str], tuple[str, datetime]] = {}
         self._init_outbox()
@@ -138,7 +257,25 @@ class MemoryStore(MemoryOutbox, Store):
         if interaction.tool_call_id is None:
             return None
         existing_id = self._by_tool_call.get((interaction.session_id, interaction.tool_call_id))
-        return None if existing_id is None else self._by_id[existing_id]
+        return None if existing_id is None else self._model(self._by_id[existing_id])
+
+    def _model(self, row: _Row) -> Interaction:
+        """The interaction a row holds, made from its JSON unless made recently."""
+        models = self._models
+        model = models.get(row.id)
+        if model is None:
+            model = _load_interaction(row.body)
+            self._keep(model)
+        else:
+            models.move_to_end(row.id)
+        return model
+
+    def _keep(self, model: Interaction) -> None:
+        models = self._models
+        models[model.id] = model
+        models.move_to_end(model.id)
+        if len(models) > MODELS_KEPT:
+            models.popitem(last=False)
 
     def _insert(
         self, interaction: Interaction, events: Sequence[NewEvent]
@@ -148,8 +285,9 @@ class MemoryStore(MemoryOutbox, Store):
                 f"an interaction with id {interaction.id!r} already exists; "
                 "give each interaction a fresh id"
             )
-        self._by_id[interaction.id] = interaction
-        self._seq[interaction.id] = len(self._seq)
+        self._by_id[interaction.id] = _Row(interaction, self._next_seq)
+        self._next_seq += 1
+        self._keep(interaction)
         if interaction.tool_call_id is not None:
             self._by_tool_call[(interaction.session_id, interaction.tool_call_id)] = interaction.id
         self._by_session.setdefault(interaction.session_id, {})[interaction.id] = None
@@ -159,12 +297,13 @@ class MemoryStore(MemoryOutbox, Store):
 
     async def get_interaction(self, interaction_id: str) -> Interaction | None:
         self._check_open()
-        return self._by_id.get(interaction_id)
+        row = self._by_id.get(interaction_id)
+        return None if row is None else self._model(row)
 
     async def find_by_tool_call(self, session_id: str, tool_call_id: str) -> Interaction | None:
         self._check_open()
         interaction_id = self._by_tool_call.get((session_id, tool_call_id))
-        return None if interaction_id is None else self._by_id[interaction_id]
+        return None if interaction_id is None else self._model(self._by_id[interaction_id])
 
     async def settle(
         self,
@@ -228,9 +367,10 @@ class MemoryStore(MemoryOutbox, Store):
         self._check_open()
         check_events(events)
         check_events(turn_done)
-        current = self._by_id.get(interaction_id)
-        if current is None:
+        row = self._by_id.get(interaction_id)
+        if row is None:
             raise NotFound(f"no interaction with id {interaction_id!r} in this store")
+        current = self._model(row)
         settled = settled_copy(
             current,
             status=status,
@@ -242,7 +382,8 @@ class MemoryStore(MemoryOutbox, Store):
         if current.status != "pending":
             return Settle(interaction=current, won=False)
         # No await since the check above: this write is the only winner's.
-        self._by_id[interaction_id] = settled
+        self._by_id[interaction_id] = _Row(settled, row.seq)
+        self._keep(settled)
         del self._all_pending[interaction_id]
         pending = self._pending.get(current.session_id)
         if pending is not None:
@@ -269,15 +410,14 @@ class MemoryStore(MemoryOutbox, Store):
     ) -> list[Interaction]:
         self._check_open()
         check_limit(limit)
-        seq = self._seq
         start: tuple[datetime, int] | None = None
         if after is not None:
             known = self._by_id.get(after)
             if known is None:
                 raise unknown_cursor(after)
-            start = (as_utc(known.created_at), seq[after])
+            start = (known.created_at, known.seq)
         by_id = self._by_id
-        candidates: list[Interaction]
+        candidates: list[_Row]
         if session_id is not None:
             index = self._pending if status == "pending" else self._by_session
             candidates = [by_id[key] for key in index.get(session_id, ())]
@@ -286,20 +426,16 @@ class MemoryStore(MemoryOutbox, Store):
         else:
             candidates = list(by_id.values())
         found = [
-            interaction
-            for interaction in candidates
-            if (turn_id is None or interaction.turn_id == turn_id)
-            and (status is None or interaction.status == status)
-            and (kind is None or interaction.kind == kind)
+            row
+            for row in candidates
+            if (turn_id is None or row.turn_id == turn_id)
+            and (status is None or row.status == status)
+            and (kind is None or row.kind == kind)
         ]
-        found.sort(key=lambda interaction: (as_utc(interaction.created_at), seq[interaction.id]))
+        found.sort(key=_order)
         if start is not None:
-            found = [
-                interaction
-                for interaction in found
-                if (as_utc(interaction.created_at), seq[interaction.id]) > start
-            ]
-        return found if limit is None else found[:limit]
+            found = [row for row in found if _order(row) > start]
+        return [self._model(row) for row in (found if limit is None else found[:limit])]
 
     async def count_pending(self) -> int:
         self._check_open()
@@ -330,8 +466,10 @@ class MemoryStore(MemoryOutbox, Store):
         for new in events:
             self._last_event_id += 1
             event = event_from(new, self._last_event_id)
-            self._events.append(event)
-            self._session_events.setdefault(event.session_id, []).append(event)
+            row = self._by_id.get(new.interaction_id) if new.interaction_id else None
+            kept = _EventRow(event, *_pack(new.data, None if row is None else row.body))
+            self._events.append(kept)
+            self._session_events.setdefault(event.session_id, []).append(kept)
             appended.append(event)
         self.notify_listeners(appended[-1].id)
         return tuple(appended)
@@ -348,7 +486,7 @@ class MemoryStore(MemoryOutbox, Store):
         check_limit(limit)
         events = self._events if session_id is None else self._session_events.get(session_id, [])
         first = bisect_right(events, after_id, key=_event_id)
-        return events[first : first + limit]
+        return [row.event() for row in events[first : first + limit]]
 
     async def last_event_id(self) -> int:
         self._check_open()
@@ -365,20 +503,20 @@ class MemoryStore(MemoryOutbox, Store):
 
     # -- retention -------------------------------------------------------------------
 
-    def _settled_before(self, settled_before: datetime) -> list[Interaction]:
+    def _settled_before(self, settled_before: datetime) -> list[_Row]:
         cutoff = as_utc(settled_before)
         found = [
-            item
-            for item in self._by_id.values()
-            if not item.pending and item.settled_at is not None and as_utc(item.settled_at) < cutoff
+            row
+            for row in self._by_id.values()
+            if row.status != "pending" and row.settled_at is not None and row.settled_at < cutoff
         ]
-        found.sort(key=lambda item: as_utc(item.created_at))
+        found.sort(key=_order)
         return found
 
     async def prunable(self, settled_before: datetime, *, limit: int = 1000) -> list[Interaction]:
         self._check_open()
         check_limit(limit)
-        return self._settled_before(settled_before)[:limit]
+        return [self._model(row) for row in self._settled_before(settled_before)[:limit]]
 
     async def count_prunable(self, settled_before: datetime) -> int:
         self._check_open()
@@ -390,11 +528,12 @@ class MemoryStore(MemoryOutbox, Store):
         turns: set[tuple[str, str]] = set()
         for interaction_id in interaction_ids:
             item = self._by_id.get(interaction_id)
-            if item is None or item.pending:
+            if item is None or item.status == "pending":
                 continue
             gone.add(item.id)
             turns.add((item.session_id, item.turn_id))
             del self._by_id[item.id]
+            self._models.pop(item.id, None)
             if item.tool_call_id is not None:
                 self._by_tool_call.pop((item.session_id, item.tool_call_id), None)
             ids = self._by_session.get(item.session_id, {})
@@ -413,7 +552,7 @@ class MemoryStore(MemoryOutbox, Store):
                 kept_from[turn] = event.id
         newest = self._last_event_id
 
-        def pruned(event: Event) -> bool:
+        def pruned(event: _EventRow) -> bool:
             if event.id == newest:
                 return False
             if event.interaction_id is not None:
@@ -429,5 +568,9 @@ class MemoryStore(MemoryOutbox, Store):
         return Pruned(interactions=len(gone), events=before - len(self._events))
 
 
-def _event_id(event: Event) -> int:
+def _event_id(event: _EventRow) -> int:
     return event.id
+
+
+def _order(row: _Row) -> tuple[datetime, int]:
+    return row.created_at, row.seq

@@ -25,6 +25,7 @@ import logging
 import os
 import sqlite3
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -68,6 +69,8 @@ __all__ = ["DEFAULT_SQLITE_PATH", "DEFAULT_SQLITE_URL", "SqliteStore", "sqlite_p
 DEFAULT_SQLITE_PATH = ".midturn/midturn.db"
 DEFAULT_SQLITE_URL = f"sqlite:///{DEFAULT_SQLITE_PATH}"
 WATCH_INTERVAL_S = 0.5
+MODELS_KEPT = 256
+"""How many interactions' models one store object keeps beside their body text."""
 
 log = logging.getLogger("midturn.store")
 T = TypeVar("T")
@@ -172,6 +175,7 @@ class SqliteStore(SqliteOutbox, Store):
         self._opening = asyncio.Lock()
         self._watcher: asyncio.Task[None] | None = None
         self._heard = 0  # the newest event id announced to listeners
+        self._models = _Models()
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -290,7 +294,7 @@ class SqliteStore(SqliteOutbox, Store):
         bodies = [dump_event(new) for new in events]
 
         def create(db: Db) -> tuple[tuple[Interaction, bool, tuple[Event, ...]], tuple[Event, ...]]:
-            return _create(db, interaction, params, lambda: (events, bodies))
+            return self._created(_create(db, interaction, params, lambda: (events, bodies)), params)
 
         return await self._write(create)
 
@@ -308,14 +312,26 @@ class SqliteStore(SqliteOutbox, Store):
                 chosen = events(position, bool(waiting))
                 return chosen, [dump_event(new) for new in chosen]
 
-            return _create(db, interaction, params, choose)
+            return self._created(_create(db, interaction, params, choose), params)
 
         return await self._write(create)
+
+    def _created(
+        self,
+        outcome: tuple[tuple[Interaction, bool, tuple[Event, ...]], tuple[Event, ...]],
+        params: tuple[str | None, ...],
+    ) -> tuple[tuple[Interaction, bool, tuple[Event, ...]], tuple[Event, ...]]:
+        """(In the write operation.) Keep a created interaction's model for its body."""
+        (interaction, created, _), _ = outcome
+        body = params[-1]
+        if created and body is not None:
+            self._models.keep(interaction.id, body, interaction)
+        return outcome
 
     async def get_interaction(self, interaction_id: str) -> Interaction | None:
         def get(db: Db) -> Interaction | None:
             found = db.execute(_BY_ID, (interaction_id,)).fetchone()
-            return None if found is None else load_interaction(found[0])
+            return None if found is None else self._models.load(interaction_id, found[0])
 
         return await self._run(get)
 
@@ -370,7 +386,7 @@ class SqliteStore(SqliteOutbox, Store):
             found = db.execute(_BY_ID, (interaction_id,)).fetchone()
             if found is None:
                 raise NotFound(f"no interaction with id {interaction_id!r} in this store")
-            current = load_interaction(found[0])
+            current = self._models.load(interaction_id, found[0])
             settled = settled_copy(
                 current,
                 status=status,
@@ -387,6 +403,7 @@ class SqliteStore(SqliteOutbox, Store):
             )
             if cursor.rowcount != 1:  # pragma: no cover - the write lock rules this out
                 return Settle(interaction=current, won=False), ()
+            self._models.keep(interaction_id, columns["body"], settled)
             appended = _insert_events(db, events, bodies)
             if turn_done:
                 turn = (current.session_id, current.turn_id)
@@ -576,6 +593,35 @@ class SqliteStore(SqliteOutbox, Store):
             return Pruned(interactions=gone, events=events), ()
 
         return await self._write(prune)
+
+
+class _Models:
+    """The models of the interactions this store object wrote or read last, each with
+    the body text it came from: a row read back with that same text is that same model,
+    so it is not parsed again (park → wait → settle reads each row it wrote). Used only
+    inside operations, which run one at a time (`_sqlite_conn.py`)."""
+
+    __slots__ = ("_kept",)
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[str, tuple[str, Interaction]] = OrderedDict()
+
+    def keep(self, interaction_id: str, body: str | None, model: Interaction) -> None:
+        if body is None:
+            return
+        kept = self._kept
+        kept[interaction_id] = (body, model)
+        kept.move_to_end(interaction_id)
+        if len(kept) > MODELS_KEPT:
+            kept.popitem(last=False)
+
+    def load(self, interaction_id: str, body: str) -> Interaction:
+        found = self._kept.get(interaction_id)
+        if found is not None and found[0] == body:
+            return found[1]
+        model = load_interaction(body)
+        self.keep(interaction_id, body, model)
+        return model
 
 
 # -- on the store's thread -------------------------------------------------------------
