@@ -179,6 +179,7 @@ async def run_server(
     install_signal_handlers: bool = True,
     stream_buffer_bytes: int | None = None,
     max_streams_per_token: int | None = None,
+    stream_write_timeout_s: float | None = None,
     token_origin: str | None = None,
     retention: timedelta | None = None,
     retention_records: Path | None = None,
@@ -186,8 +187,8 @@ async def run_server(
     """Run the gateway until stopped. `on_ready(base_url)` is called once it listens;
     `on_server(server)` hands out the server so a caller can `stop()` it; `log_level` is
     uvicorn's; `access_log` writes one JSON line per request to stderr. The stream bounds
-    default to `MIDTURN_STREAM_BUFFER_BYTES` / `MIDTURN_MAX_STREAMS_PER_TOKEN`, else
-    1 MiB and 32 (docs/protocol.md).
+    default to `MIDTURN_STREAM_BUFFER_BYTES` / `MIDTURN_MAX_STREAMS_PER_TOKEN` /
+    `MIDTURN_STREAM_WRITE_TIMEOUT_S`, else 1 MiB, 32 and 60 s (docs/protocol.md).
 
     The announcement prints the admin token only when this start generated it; a token
     the operator supplied (`token`, described by `token_origin`, or `MIDTURN_TOKEN`) or
@@ -199,7 +200,9 @@ async def run_server(
     if not 0 <= port <= 65535:
         raise UsageError(f"port {port} is out of range; use 0–65535 (0 picks a free port)")
     _configure_logging(access_log)
-    limits = StreamLimits.from_env(stream_buffer_bytes, max_streams_per_token)
+    limits = StreamLimits.from_env(
+        stream_buffer_bytes, max_streams_per_token, stream_write_timeout_s
+    )
     admin_token, generated = admin_token_for(data_dir_for(db_url), token)
     mcp_key = _mcp_state_key(data_dir_for(db_url))
     origin = _token_origin(data_dir_for(db_url), token, token_origin)
@@ -267,6 +270,7 @@ def serve(
     *,
     stream_buffer_bytes: int | None = None,
     max_streams_per_token: int | None = None,
+    stream_write_timeout_s: float | None = None,
     token_origin: str | None = None,
     retention: timedelta | None = None,
     retention_records: Path | None = None,
