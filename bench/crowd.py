@@ -202,6 +202,9 @@ def _seed_sqlite(path: Path, session_rows: list[tuple[Any, ...]], sessions: int,
                 for _, (t, s, tu, i, new) in rows
             ],
         )
+    # as a store that has been running: its WAL copied back (else the server's first
+    # checkpoint copies ~100 MB while it is measured)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
 
 
@@ -231,7 +234,14 @@ async def _seed_postgres(
                 records=[(t, s, tu, i, dump_event(new)) for _, (t, s, tu, i, new) in batch],
                 columns=["type", "session_id", "turn_id", "interaction_id", "body"],
             )
-        await connection.execute("ANALYZE")
+    finally:
+        await connection.close()
+    # as a store that has been running: vacuumed and analyzed (else autovacuum starts on
+    # the fresh rows while the server is measured); VACUUM runs outside a transaction
+    connection = await asyncpg.connect(base, server_settings={"search_path": schema})
+    try:
+        for table in ("midturn_sessions", "midturn_interactions", "midturn_events"):
+            await connection.execute(f"VACUUM ANALYZE {table}")
     finally:
         await connection.close()
 
@@ -893,10 +903,13 @@ async def growth(kind: str, args: argparse.Namespace, work: Path) -> list[tuple[
                 answerer = Answerer(server.url, {session[0][0]})
                 await answerer.start(await last_event_id(server.url))
                 await agents(server.url, session, seconds=1e9, pace=0, count=20)  # warm
+                spy = _spy(args, server, f"growth-{depth}.{kind}", 10)
                 trips = await agents(
                     server.url, session, seconds=1e9, pace=0, count=args.growth_trips
                 )
                 await answerer.aclose()
+                if spy is not None:
+                    spy.wait(60)
             finally:
                 stop_server(server)
         p50 = pct(trips.times_ms, 0.5)
@@ -908,6 +921,32 @@ async def growth(kind: str, args: argparse.Namespace, work: Path) -> list[tuple[
             flush=True,
         )
     return points
+
+
+def _spy(
+    args: argparse.Namespace, server: Server, name: str, seconds: float
+) -> subprocess.Popen[bytes] | None:
+    """py-spy recording the server for `seconds` (with `--py-spy PREFIX`)."""
+    if not args.py_spy:
+        return None
+    return subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("py-spy")),
+            "record",
+            "-p",
+            str(server.process.pid),
+            "-d",
+            str(int(seconds)),
+            "-f",
+            "raw",
+            "-r",
+            "200",
+            "-o",
+            f"{args.py_spy}.{name}.txt",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 # -- charts ----------------------------------------------------------------------------
