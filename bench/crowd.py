@@ -23,7 +23,7 @@ The crowd, on that server:
   plus `--all-streams` (default 30, under that cap) on `/v1/events` with the admin
   token, which see every event; each starts with the newest 200 events (`tail=200`, as
   the web inbox does). Half of each kind read slowly: a 4 KiB receive buffer,
-  512 bytes at a time with a pause between reads. Streams are opened in ten steps, the
+  2 KiB a second, in one read. Streams are opened in ten steps, the
   server's RSS read after each (the RSS-against-open-streams chart). They run in a child
   process, so the bench's own loop does not time them.
 - `--agents` agents, each in its own seeded session, doing round trips paced at one per
@@ -573,6 +573,9 @@ def probe_result(process: subprocess.Popen[bytes]) -> tuple[list[float], int]:
 # -- the streams (a child process) -----------------------------------------------------
 
 TAIL = 200
+SLOW_READ = 2048
+SLOW_PAUSE_S = 1.0
+"""A slow reader takes 2 KiB a second (after its 4 KiB receive buffer)."""
 """A new stream starts with the newest 200 events, as the web inbox's does."""
 _LAST_ID = re.compile(rb'"last_event_id": (\d+)')
 
@@ -609,7 +612,9 @@ async def one_stream(
         writer: asyncio.StreamWriter | None = None
         try:
             await asyncio.get_running_loop().sock_connect(sock, (host, port))
-            reader, writer = await asyncio.open_connection(sock=sock, limit=1 << 16)
+            # a slow reader buffers little, so the server meets its slowness at once
+            limit = 4096 if slow else 1 << 16
+            reader, writer = await asyncio.open_connection(sock=sock, limit=limit)
             resume_header = f"Last-Event-ID: {resume}\r\n" if resume is not None else ""
             target = path if resume is not None else path + f"?tail={TAIL}"
             writer.write(
@@ -628,13 +633,13 @@ async def one_stream(
             tally.opened += 1
             tail = b""
             while not stopping.is_set():
-                chunk = await reader.read(512 if slow else 1 << 16)
+                chunk = await reader.read(SLOW_READ if slow else 1 << 16)
                 if not chunk:
                     break
                 tally.bytes += len(chunk)
                 tail = (tail + chunk)[-400:]
                 if slow:
-                    await asyncio.sleep(0.25)
+                    await asyncio.sleep(SLOW_PAUSE_S)
             if stopping.is_set():
                 return
             found = _LAST_ID.findall(tail)
@@ -711,6 +716,10 @@ class CrowdResult:
     streams: dict[str, Any] = field(default_factory=dict)
     seed_s: float = 0.0
     server_cpu: float = 0.0
+    bench_cpu: float = 0.0
+    """Share of one core the agents and the answerer (this process) used meanwhile."""
+    streams_cpu: float = 0.0
+    """Share of one core the stream crowd's process used meanwhile."""
     """Share of one core the server used during the crowd phase."""
 
 
@@ -812,9 +821,13 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
                     stderr=subprocess.DEVNULL,
                 )
             cpu_before, cpu_at = cpu_s(pid), time.perf_counter()
+            own_before, crowd_before = time.process_time(), cpu_s(crowd_process.pid)
             loaded = await agents(server.url, agent_sessions, seconds=args.seconds, pace=args.pace)
             result.crowd_health, crowd_probe_errors = await asyncio.to_thread(probe_result, probe)
-            result.server_cpu = (cpu_s(pid) - cpu_before) / (time.perf_counter() - cpu_at)
+            elapsed = time.perf_counter() - cpu_at
+            result.server_cpu = (cpu_s(pid) - cpu_before) / elapsed
+            result.bench_cpu = (time.process_time() - own_before) / elapsed
+            result.streams_cpu = (cpu_s(crowd_process.pid) - crowd_before) / elapsed
             sampler.cancel()
             if spy is not None:
                 spy.wait(60)
@@ -872,7 +885,10 @@ def report(result: CrowdResult, args: argparse.Namespace) -> bool:
         f"({len(result.crowd_trips)} trips): {crowd_p50 / idle_p50:.2f}x "
         f"(goal <= {TRIP_GOAL:.0f}x)"
     )
-    print(f"server CPU under the crowd: {result.server_cpu:.0%} of a core")
+    print(
+        f"CPU under the crowd, share of one core: server {result.server_cpu:.0%}, agents and "
+        f"answerer {result.bench_cpu:.0%}, stream clients {result.streams_cpu:.0%}"
+    )
     print(
         f"streams: {s['opened']} opened, {s['resumed']} resumed after a drop, "
         f"{s['bytes'] / 1e6:.1f} MB read, statuses {s['statuses']}"
