@@ -36,8 +36,10 @@ one agent alone (paced alike) and `/healthz` alone. Goals (issue 18): server RSS
 `/healthz` p99 ≤ 50 ms, round-trip p50 ≤ 2× idle, zero errors.
 
 Growth (`--growth`): for each count of pending asks, a fresh store seeded with that many
-(ten per session), a fresh server, and the p50 of `--growth-trips` sequential round
-trips; the goal is flat, ≤ 1.3× from 0 to the largest.
+(ten per session) and a server on it, all running at once; `--growth-trips` round trips
+on each, taken in turn (one on each server, then the next round), so that load elsewhere
+on the machine falls on every count alike; the p50 of each. The goal is flat, ≤ 1.3×
+from 0 to the largest.
 
 Charts (`--charts docs/images`, matplotlib from the `bench` extra): round-trip p50
 against pending asks, and server RSS against open streams.
@@ -413,6 +415,8 @@ class Answerer:
                         elif wanted and line.startswith("data: "):
                             event = json.loads(line[6:])
                             if event["session_id"] in self.sessions:
+                                call = event["data"]["interaction"].get("tool_call_id")
+                                SEEN[call] = time.perf_counter()
                                 task = asyncio.create_task(self._answer(event["interaction_id"]))
                                 self._tasks.add(task)
                                 task.add_done_callback(self._tasks.discard)
@@ -464,6 +468,16 @@ async def last_event_id(url: str) -> int:
         return newest
 
 
+SENT: dict[str, float] = {}
+SEEN: dict[str, float] = {}
+"""When each round trip's ask was sent, and when the answerer saw it requested (by
+tool call id): the part of a round trip spent before the answerer hears of it."""
+
+
+def seen_after_ms(times: dict[str, float]) -> list[float]:
+    return [(SEEN[call] - sent) * 1000 for call, sent in times.items() if call in SEEN]
+
+
 @dataclass
 class Trips:
     times_ms: list[float] = field(default_factory=list)
@@ -473,6 +487,7 @@ class Trips:
 async def round_trip(client: httpx.AsyncClient, session_id: str, token: str, n: int) -> float:
     headers = {"Authorization": f"Bearer {token}"}
     started = time.perf_counter()
+    SENT[f"trip-{n}"] = started
     created = await client.post(
         f"/v1/sessions/{session_id}/asks",
         params={"wait": 60},
@@ -675,7 +690,7 @@ async def streams_main(spec_path: str) -> None:
     tasks: list[asyncio.Task[None]] = []
     steps = max(1, min(10, len(targets)))
     per_step = -(-len(targets) // steps) if targets else 0
-    for step in range(steps):
+    for step in range(-(-len(targets) // per_step) if targets else 0):
         batch = targets[step * per_step : (step + 1) * per_step]
         events = []
         for index, (path, token) in enumerate(batch, start=step * per_step):
@@ -711,6 +726,8 @@ class CrowdResult:
     idle_trips: list[float] = field(default_factory=list)
     idle_health: list[float] = field(default_factory=list)
     crowd_trips: list[float] = field(default_factory=list)
+    idle_seen: list[float] = field(default_factory=list)
+    crowd_seen: list[float] = field(default_factory=list)
     crowd_health: list[float] = field(default_factory=list)
     errors: dict[str, int] = field(default_factory=dict)
     streams: dict[str, Any] = field(default_factory=dict)
@@ -745,6 +762,8 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
                 count=args.idle_trips,
             )
             result.idle_trips = idle.times_ms
+            result.idle_seen = seen_after_ms(SENT)
+            SENT.clear()
             probe = start_probe(server.url, args.probe_seconds)
             result.idle_health, idle_probe_errors = await asyncio.to_thread(probe_result, probe)
             result.rss_by_streams.append((0, rss_mib(pid)))
@@ -833,9 +852,13 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
                 spy.wait(60)
             result.rss_peak = max(peak)
             result.crowd_trips = loaded.times_ms
+            result.crowd_seen = seen_after_ms(SENT)
             crowd_process.stdin.write(b"stop\n")
             await crowd_process.stdin.drain()
-            tally = json.loads((await crowd_process.stdout.readline()).decode())
+            line = b"opened"
+            while line.startswith(b"opened"):  # past any progress line not yet read
+                line = await crowd_process.stdout.readline()
+            tally = json.loads(line.decode())
             await crowd_process.wait()
             result.streams = tally
             await answerer.aclose()
@@ -886,6 +909,11 @@ def report(result: CrowdResult, args: argparse.Namespace) -> bool:
         f"(goal <= {TRIP_GOAL:.0f}x)"
     )
     print(
+        f"  of which until the answerer saw the ask requested: alone p50 "
+        f"{pct(result.idle_seen, 0.5):.2f} ms, under the crowd p50 "
+        f"{pct(result.crowd_seen, 0.5):.2f} ms"
+    )
+    print(
         f"CPU under the crowd, share of one core: server {result.server_cpu:.0%}, agents and "
         f"answerer {result.bench_cpu:.0%}, stream clients {result.streams_cpu:.0%}"
     )
@@ -908,31 +936,50 @@ def report(result: CrowdResult, args: argparse.Namespace) -> bool:
 
 
 async def growth(kind: str, args: argparse.Namespace, work: Path) -> list[tuple[int, float]]:
+    """One server per count of pending asks, all up at once; the round trips go to them
+    in turn (one each, round after round), so a burst of load elsewhere on the machine
+    falls on every count alike."""
     depths = sorted({0, *(int(text) for text in args.growth.split(",") if text)})
+    async with contextlib.AsyncExitStack() as stack:
+        targets = []
+        for depth in depths:
+            seeded = await stack.enter_async_context(
+                seeded_store(kind, work, max(1, -(-depth // 10)), depth)
+            )
+            server = await asyncio.to_thread(start_server, seeded.url, work)
+            stack.callback(stop_server, server)
+            session = seeded.sessions[0]
+            answerer = Answerer(server.url, {session[0]})
+            await answerer.start(await last_event_id(server.url))
+            stack.push_async_callback(answerer.aclose)
+            client = await stack.enter_async_context(
+                httpx.AsyncClient(base_url=server.url, timeout=90)
+            )
+            targets.append((depth, server, session, client))
+        times: dict[int, list[float]] = {depth: [] for depth in depths}
+        errors = dict.fromkeys(depths, 0)
+        spies = [
+            _spy(args, server, f"growth-{depth}.{kind}", 10) for depth, server, _, _ in targets
+        ]
+        for n in range(20 + args.growth_trips):  # the first 20 of each warm it up
+            for depth, _, (session_id, agent_token, _), client in targets:
+                try:
+                    took = await round_trip(client, session_id, agent_token, n)
+                except (RuntimeError, httpx.HTTPError):
+                    errors[depth] += 1
+                    continue
+                if n >= 20:
+                    times[depth].append(took)
+        for spy in spies:
+            if spy is not None:
+                spy.wait(60)
     points = []
     for depth in depths:
-        sessions = max(args.agents, -(-depth // 10), 1)
-        async with seeded_store(kind, work, sessions, depth) as seeded:
-            server = await asyncio.to_thread(start_server, seeded.url, work)
-            try:
-                session = seeded.sessions[:1]
-                answerer = Answerer(server.url, {session[0][0]})
-                await answerer.start(await last_event_id(server.url))
-                await agents(server.url, session, seconds=1e9, pace=0, count=20)  # warm
-                spy = _spy(args, server, f"growth-{depth}.{kind}", 10)
-                trips = await agents(
-                    server.url, session, seconds=1e9, pace=0, count=args.growth_trips
-                )
-                await answerer.aclose()
-                if spy is not None:
-                    spy.wait(60)
-            finally:
-                stop_server(server)
-        p50 = pct(trips.times_ms, 0.5)
+        p50 = pct(times[depth], 0.5)
         points.append((depth, p50))
         print(
             f"  {kind}: {depth:>7} pending: round-trip p50 {p50:.2f} ms, p99 "
-            f"{pct(trips.times_ms, 0.99):.2f} ms ({trips.errors} errors) "
+            f"{pct(times[depth], 0.99):.2f} ms ({errors[depth]} errors) "
             f"{p50 / points[0][1]:.2f}x the empty store",
             flush=True,
         )
@@ -1036,7 +1083,7 @@ async def main(args: argparse.Namespace) -> int:
             ok &= report(crowds[-1], args)
     for kind in stores:
         if args.growth:
-            print(f"\n== {kind}: growth, {args.growth_trips} sequential round trips per depth")
+            print(f"\n== {kind}: growth, {args.growth_trips} round trips per count, taken in turn")
             grown[kind] = await growth(kind, args, work)
             first, last = grown[kind][0][1], grown[kind][-1][1]
             print(
