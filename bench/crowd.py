@@ -727,6 +727,7 @@ class CrowdResult:
     idle_health: list[float] = field(default_factory=list)
     crowd_trips: list[float] = field(default_factory=list)
     idle_seen: list[float] = field(default_factory=list)
+    idle_after: list[float] = field(default_factory=list)
     crowd_seen: list[float] = field(default_factory=list)
     crowd_health: list[float] = field(default_factory=list)
     errors: dict[str, int] = field(default_factory=dict)
@@ -861,9 +862,18 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
             tally = json.loads(line.decode())
             await crowd_process.wait()
             result.streams = tally
+            # the anchor again, the crowd gone: how far the machine drifted meanwhile
+            after = await agents(
+                server.url,
+                agent_sessions[:1],
+                seconds=1e9,
+                pace=args.pace / 4,
+                count=args.idle_trips,
+            )
+            result.idle_after = after.times_ms
             await answerer.aclose()
             result.errors = {
-                "idle round trips": idle.errors,
+                "idle round trips": idle.errors + after.errors,
                 "crowd round trips": loaded.errors,
                 "answerer": answerer.errors,
                 "/healthz": idle_probe_errors + crowd_probe_errors,
@@ -907,6 +917,10 @@ def report(result: CrowdResult, args: argparse.Namespace) -> bool:
         f"under the crowd p50 {crowd_p50:.2f} ms p99 {pct(result.crowd_trips, 0.99):.2f} ms "
         f"({len(result.crowd_trips)} trips): {crowd_p50 / idle_p50:.2f}x "
         f"(goal <= {TRIP_GOAL:.0f}x)"
+    )
+    print(
+        f"  alone again after the crowd left: p50 {pct(result.idle_after, 0.5):.2f} ms "
+        f"(the machine's drift over the run)"
     )
     print(
         f"  of which until the answerer saw the ask requested: alone p50 "
