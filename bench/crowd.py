@@ -554,13 +554,17 @@ async def agents(
 # -- the probe (a child process) -------------------------------------------------------
 
 
-def probe_main(url: str, seconds: float) -> None:
-    """Time `GET /healthz` for `seconds`; print the latencies (ms) and errors as JSON."""
+def probe_main(url: str) -> None:
+    """Time `GET /healthz` until a line (or the end) arrives on stdin; print the
+    latencies (ms) and errors as JSON."""
+    import select
+
     times: list[float] = []
     errors = 0
-    stop_at = time.perf_counter() + seconds
     with httpx.Client(base_url=url, timeout=30) as client:
-        while time.perf_counter() < stop_at:
+        client.get("/healthz")
+        print("ready", flush=True)
+        while not select.select([sys.stdin], [], [], 0.01)[0]:  # a 10 ms pause
             started = time.perf_counter()
             try:
                 ok = client.get("/healthz").status_code == 200
@@ -568,19 +572,22 @@ def probe_main(url: str, seconds: float) -> None:
                 ok = False
             times.append((time.perf_counter() - started) * 1000)
             errors += not ok
-            time.sleep(0.01)
     print(json.dumps({"times": times, "errors": errors}), flush=True)
 
 
-def start_probe(url: str, seconds: float) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, __file__, "--probe", url, "--seconds", str(seconds)],
-        stdout=subprocess.PIPE,
+def start_probe(url: str) -> subprocess.Popen[bytes]:
+    """The probe, once it has made its first request (blocking: run it in a thread)."""
+    process = subprocess.Popen(
+        [sys.executable, __file__, "--probe", url], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
+    assert process.stdout is not None
+    if process.stdout.readline().strip() != b"ready":
+        raise SystemExit("the /healthz probe did not start")
+    return process
 
 
-def probe_result(process: subprocess.Popen[bytes]) -> tuple[list[float], int]:
-    out, _ = process.communicate(timeout=600)
+def stop_probe(process: subprocess.Popen[bytes]) -> tuple[list[float], int]:
+    out, _ = process.communicate(b"stop\n", timeout=600)
     result = json.loads(out)
     return result["times"], result["errors"]
 
@@ -730,6 +737,8 @@ class CrowdResult:
     idle_after: list[float] = field(default_factory=list)
     crowd_seen: list[float] = field(default_factory=list)
     crowd_health: list[float] = field(default_factory=list)
+    arrival_health: list[float] = field(default_factory=list)
+    """`/healthz` while the streams arrive (every inbox reconnecting, as after a restart)."""
     errors: dict[str, int] = field(default_factory=dict)
     streams: dict[str, Any] = field(default_factory=dict)
     seed_s: float = 0.0
@@ -765,8 +774,9 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
             result.idle_trips = idle.times_ms
             result.idle_seen = seen_after_ms(SENT)
             SENT.clear()
-            probe = start_probe(server.url, args.probe_seconds)
-            result.idle_health, idle_probe_errors = await asyncio.to_thread(probe_result, probe)
+            probe = await asyncio.to_thread(start_probe, server.url)
+            await asyncio.sleep(args.probe_seconds)
+            result.idle_health, idle_probe_errors = await asyncio.to_thread(stop_probe, probe)
             result.rss_by_streams.append((0, rss_mib(pid)))
 
             # the crowd arrives: streams, in steps
@@ -785,6 +795,7 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
                     }
                 )
             )
+            arrival_probe = await asyncio.to_thread(start_probe, server.url)
             crowd_process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 __file__,
@@ -810,8 +821,11 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
                 if opened + refused >= total:
                     break
 
+            result.arrival_health, arrival_errors = await asyncio.to_thread(
+                stop_probe, arrival_probe
+            )
             # the agents and the probe, together
-            probe = start_probe(server.url, args.seconds)
+            probe = await asyncio.to_thread(start_probe, server.url)
             peak = [rss_mib(pid)]
 
             async def sample() -> None:
@@ -843,7 +857,7 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
             cpu_before, cpu_at = cpu_s(pid), time.perf_counter()
             own_before, crowd_before = time.process_time(), cpu_s(crowd_process.pid)
             loaded = await agents(server.url, agent_sessions, seconds=args.seconds, pace=args.pace)
-            result.crowd_health, crowd_probe_errors = await asyncio.to_thread(probe_result, probe)
+            result.crowd_health, crowd_probe_errors = await asyncio.to_thread(stop_probe, probe)
             elapsed = time.perf_counter() - cpu_at
             result.server_cpu = (cpu_s(pid) - cpu_before) / elapsed
             result.bench_cpu = (time.process_time() - own_before) / elapsed
@@ -876,7 +890,7 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
                 "idle round trips": idle.errors + after.errors,
                 "crowd round trips": loaded.errors,
                 "answerer": answerer.errors,
-                "/healthz": idle_probe_errors + crowd_probe_errors,
+                "/healthz": idle_probe_errors + arrival_errors + crowd_probe_errors,
                 "streams refused": tally["refused"],
                 "streams broken": tally["broken"],
             }
@@ -913,19 +927,24 @@ def report(result: CrowdResult, args: argparse.Namespace) -> bool:
         f"{max(result.crowd_health, default=0):.0f} ms (goal p99 <= {HEALTH_GOAL_MS:.0f} ms)"
     )
     print(
+        f"/healthz while the {result.streams.get('opened', 0)} streams arrived: p50 "
+        f"{pct(result.arrival_health, 0.5):.2f} ms p99 {pct(result.arrival_health, 0.99):.2f} ms, "
+        f"max {max(result.arrival_health, default=0):.0f} ms"
+    )
+    print(
         f"round trip: alone p50 {idle_p50:.2f} ms ({len(result.idle_trips)} trips); "
         f"under the crowd p50 {crowd_p50:.2f} ms p99 {pct(result.crowd_trips, 0.99):.2f} ms "
         f"({len(result.crowd_trips)} trips): {crowd_p50 / idle_p50:.2f}x "
         f"(goal <= {TRIP_GOAL:.0f}x)"
     )
     print(
-        f"  alone again after the crowd left: p50 {pct(result.idle_after, 0.5):.2f} ms "
-        f"(the machine's drift over the run)"
-    )
-    print(
         f"  of which until the answerer saw the ask requested: alone p50 "
         f"{pct(result.idle_seen, 0.5):.2f} ms, under the crowd p50 "
         f"{pct(result.crowd_seen, 0.5):.2f} ms"
+    )
+    print(
+        f"  alone again after the crowd left: p50 {pct(result.idle_after, 0.5):.2f} ms "
+        f"(the machine's drift over the run)"
     )
     print(
         f"CPU under the crowd, share of one core: server {result.server_cpu:.0%}, agents and "
@@ -1132,7 +1151,7 @@ if __name__ == "__main__":
     parser.add_argument("--streams-child", help=argparse.SUPPRESS)
     parsed = parser.parse_args()
     if parsed.probe:
-        probe_main(parsed.probe, parsed.seconds)
+        probe_main(parsed.probe)
     elif parsed.streams_child:
         asyncio.run(streams_main(parsed.streams_child))
     else:
