@@ -28,7 +28,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from midturn.gateway._auth import Principal
 from midturn.gateway._hub import Subscriber, format_event
@@ -225,17 +225,23 @@ class _StreamResponse(StreamingResponse):
         await send(
             {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
         )
+        async for chunk in self._content:
+            message = {"type": "http.response.body", "body": chunk.encode(), "more_body": True}
+            if not await self._write(send, message):
+                await self._content.aclose()  # the stream ends now: its slot and buffers go
+                return
+        await self._write(send, {"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _write(self, send: Send, message: Message) -> bool:
+        """Send `message`; False (and the stream marked stalled) if the client took
+        nothing for `write_timeout_s`."""
         try:
-            async for chunk in self._content:
-                async with asyncio.timeout(self._write_timeout_s):
-                    await send(
-                        {"type": "http.response.body", "body": chunk.encode(), "more_body": True}
-                    )
             async with asyncio.timeout(self._write_timeout_s):
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                await send(message)
         except TimeoutError:
             self._stalled = True
-            await self._content.aclose()  # the stream ends now: its slot and buffers go
+            return False
+        return True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
