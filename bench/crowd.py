@@ -104,6 +104,8 @@ ASK = {
     ]
 }
 ANSWER = {"answers": {"db": "PostgreSQL"}}
+PG_OPTIONS = os.environ.get("MIDTURN_BENCH_POSTGRES_OPTIONS", "")
+"""More of the store URL's query, e.g. `&pool_max=20` (docs/storage.md)."""
 HEALTH_GOAL_MS = 50.0
 RSS_GOAL_MIB = 2048.0
 TRIP_GOAL = 2.0
@@ -216,6 +218,7 @@ async def _seed_postgres(
     import asyncpg  # type: ignore[import-untyped]
 
     base, _, schema = url.partition("?schema=")
+    schema = schema.partition("&")[0]
     connection = await asyncpg.connect(base, server_settings={"search_path": schema})
     try:
         await connection.copy_records_to_table(
@@ -252,6 +255,7 @@ async def _drop_schema(url: str) -> None:
     import asyncpg
 
     base, _, schema = url.partition("?schema=")
+    schema = schema.partition("&")[0]
     connection = await asyncpg.connect(base)
     try:
         await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
@@ -267,7 +271,7 @@ async def seeded_store(
         folder = Path(tempfile.mkdtemp(dir=work))
         url = f"sqlite:///{folder / 'midturn.db'}"
     else:
-        url = f"{POSTGRES_URL}?schema=bench_crowd_{secrets.token_hex(5)}"
+        url = f"{POSTGRES_URL}?schema=bench_crowd_{secrets.token_hex(5)}{PG_OPTIONS}"
     try:
         async with open_store(url):
             pass  # the schema, migrated
