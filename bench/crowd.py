@@ -1150,7 +1150,9 @@ if __name__ == "__main__":
     parser.add_argument("--growth", default="", help="pending counts, e.g. 0,1000,10000,100000")
     parser.add_argument("--growth-trips", type=int, default=100)
     parser.add_argument("--charts", default="", help="a folder to write the PNG charts into")
-    parser.add_argument("--py-spy", default="", help="record the server under the crowd")
+    parser.add_argument(
+        "--py-spy", default="", help="PREFIX: record the server with py-spy (pip install py-spy)"
+    )
     parser.add_argument("--probe", help=argparse.SUPPRESS)
     parser.add_argument("--streams-child", help=argparse.SUPPRESS)
     parsed = parser.parse_args()
