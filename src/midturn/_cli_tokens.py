@@ -12,16 +12,34 @@ or the environment. `--token T` still works, for scripts that use it today.
 - `midturn answer`: `--token`, `--token-file`, the answer URL, `MIDTURN_ANSWER_TOKEN`,
   `MIDTURN_TOKEN`. A file or variable may hold a bare token or a whole answer URL
   (`http://host:port/#token=…`), which then names the gateway too.
+- Last, for `ask --gateway` and `answer`, when the gateway is on this machine (a
+  loopback address or `localhost`): the admin token `midturn serve` wrote,
+  `$MIDTURN_HOME/admin_token` then `./.midturn/admin_token` (`local_admin_token`). It
+  is never sent to a gateway elsewhere: that one has its own token.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["Found", "TokenProblem", "find_token", "from_answer_url", "read_token_file"]
+__all__ = [
+    "ADMIN_TOKEN_FILE",
+    "Found",
+    "TokenProblem",
+    "admin_token_places",
+    "find_token",
+    "from_answer_url",
+    "is_local",
+    "local_admin_token",
+    "read_token_file",
+]
+
+ADMIN_TOKEN_FILE = "admin_token"
+"""The file in the data folder where `midturn serve` keeps its admin token."""
 
 
 class TokenProblem(Exception):
@@ -54,7 +72,10 @@ def _read(value: str, origin: str) -> Found:
             raise TokenProblem(f"the URL {origin} has no #token=…; give the whole answer URL")
         return Found(token, origin, gateway)
     if not value or any(char.isspace() for char in value):
-        raise TokenProblem(f"{origin} does not hold one token (it is empty or has spaces)")
+        raise TokenProblem(
+            f"the token {origin} is empty or has spaces in it; it should be the token alone "
+            "(or a whole answer URL)"
+        )
     return Found(value, origin)
 
 
@@ -83,4 +104,38 @@ def find_token(
         value = os.environ.get(name, "").strip()
         if value:
             return _read(value, f"from {name}")
+    return None
+
+
+def is_local(gateway: str) -> bool:
+    """Whether the gateway URL names this machine: a loopback address or `localhost`."""
+    host = urlsplit(gateway if "//" in gateway else f"http://{gateway}").hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def admin_token_places() -> list[Path]:
+    """Where `midturn serve` leaves its admin token when nothing else gave one, in the
+    order looked at: `$MIDTURN_HOME/admin_token`, then `./.midturn/admin_token`."""
+    places = []
+    home = os.environ.get("MIDTURN_HOME", "").strip()
+    if home:
+        places.append(Path(home) / ADMIN_TOKEN_FILE)
+    places.append(Path(".midturn") / ADMIN_TOKEN_FILE)
+    return places
+
+
+def local_admin_token(gateway: str) -> Found | None:
+    """The admin token `midturn serve` wrote, for a gateway on this machine; None for
+    a gateway elsewhere or when no such file exists. A file there that holds no token
+    is a problem worth saying, not a silent fall-through."""
+    if not is_local(gateway):
+        return None
+    for path in admin_token_places():
+        if path.is_file():
+            return read_token_file(str(path))
     return None

@@ -8,6 +8,17 @@ is the interaction's `tool_call_id`, so a hook that runs again for the same call
 the interaction it made (pending: waits on it; settled: its decision at once) and never
 asks twice.
 
+Registered for `UserPromptSubmit` and `Stop` (and `StopFailure`) too, it gives the calls
+of one Claude Code turn one midturn turn: the prompt starts it (its id derived from the
+Claude Code session, the turn before and the prompt, and kept in the state folder where
+the tool hooks find it), the end of the response ends it through the gateway, and with it
+any "allow for this turn". Without those hooks each interaction is a turn of its own.
+
+A question from a sub-agent (the payload's `agent_id`), or any question with
+`--unattended` (a run no one answers), is `unavailable` at once: a deny whose reason says
+no one can answer, nothing asked. Permissions from a sub-agent are asked as usual; with
+`--unattended` they go back to Claude Code's own rules (`"ask"`), asked of no one.
+
 What it never does: read a failure as consent. A gateway that cannot be reached, a token
 that is missing or cannot ask, an outcome no one decided (`unavailable`) fall back to
 Claude Code's own prompt (`permissionDecision: "ask"`; for `PermissionRequest`, no
@@ -19,16 +30,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
-import os
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from midturn._hook_claude_code_state import (
+    Sessions,
+    Turn,
+    join_turn,
+    locked,
+    start_turn,
+    state_dir,
+    stop_turn,
+)
+from midturn.contract._api import parse_ask, render
 from midturn.contract._interactions import Interaction
+from midturn.contract._models import AskResult, QuestionAnswer
 from midturn.contract._ports import Settled
 from midturn.errors import InvalidAsk, MidturnError, NotFound
 from midturn.types import Risk
@@ -38,7 +57,9 @@ if TYPE_CHECKING:
 
 __all__ = ["EVENTS", "HookFailure", "answer_hook", "fallback", "read_payload", "state_dir"]
 
-EVENTS = ("PreToolUse", "PermissionRequest")
+TOOL_EVENTS = ("PreToolUse", "PermissionRequest")
+TURN_EVENTS = ("UserPromptSubmit", "Stop", "StopFailure")
+EVENTS = TOOL_EVENTS + TURN_EVENTS
 QUESTION_TOOL = "AskUserQuestion"
 _READING = {"Read", "Glob", "Grep", "LS", "WebSearch", "TodoWrite"}
 _SUMMARY_CHARS = 500
@@ -57,9 +78,13 @@ class Payload:
     event: str
     session_id: str
     cwd: str
-    tool_name: str
-    tool_input: dict[str, Any]
-    tool_use_id: str | None
+    tool_name: str = ""
+    tool_input: dict[str, Any] = field(default_factory=dict)
+    tool_use_id: str | None = None
+    agent_id: str | None = None  # set inside a sub-agent
+    agent_type: str | None = None  # the sub-agent's name, beside agent_id
+    prompt: str = ""  # UserPromptSubmit
+    transcript_path: str = ""  # the session's conversation, JSON Lines
 
 
 def read_payload(text: str) -> Payload:
@@ -73,13 +98,22 @@ def read_payload(text: str) -> Payload:
     event = data.get("hook_event_name")
     if event not in EVENTS:
         raise HookFailure(
-            f"midturn answers the {' and '.join(EVENTS)} hooks, not {event!r}; "
+            f"midturn answers the {', '.join(EVENTS)} hooks, not {event!r}; "
             "register it under those events"
+        )
+    if event in TURN_EVENTS:
+        prompt = data.get("prompt")
+        return Payload(
+            event=event,
+            session_id=str(data.get("session_id") or ""),
+            cwd=str(data.get("cwd") or ""),
+            prompt=prompt if isinstance(prompt, str) else "",
         )
     tool_name, tool_input = data.get("tool_name"), data.get("tool_input")
     if not isinstance(tool_name, str) or not tool_name or not isinstance(tool_input, dict):
         raise HookFailure(f"the {event} hook input has no tool_name and tool_input object")
-    tool_use_id = data.get("tool_use_id")
+    tool_use_id, agent_id = data.get("tool_use_id"), data.get("agent_id")
+    agent_type, transcript = data.get("agent_type"), data.get("transcript_path")
     return Payload(
         event=event,
         session_id=str(data.get("session_id") or ""),
@@ -87,6 +121,9 @@ def read_payload(text: str) -> Payload:
         tool_name=tool_name,
         tool_input=tool_input,
         tool_use_id=tool_use_id if isinstance(tool_use_id, str) and tool_use_id else None,
+        agent_id=agent_id if isinstance(agent_id, str) and agent_id else None,
+        agent_type=agent_type if isinstance(agent_type, str) and agent_type else None,
+        transcript_path=transcript if isinstance(transcript, str) else "",
     )
 
 
@@ -190,60 +227,6 @@ def _summary(tool: str, tool_input: dict[str, Any]) -> tuple[str, str]:
     return line, details
 
 
-# -- one midturn session per Claude Code session -----------------------------------------
-
-
-def state_dir() -> Path:
-    """Where the hook remembers which midturn session serves which Claude Code session:
-    `MIDTURN_HOOK_STATE_DIR`, else `$XDG_STATE_HOME/midturn/claude-code`."""
-    given = os.environ.get("MIDTURN_HOOK_STATE_DIR")
-    if given:
-        return Path(given)
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "midturn" / "claude-code"
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on `path` (hooks of parallel tool calls run at once)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX: no lock
-        yield
-        return
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-class _Sessions:
-    """Claude Code session id → midturn session id, kept in a 0600 file per gateway and
-    session (the gateway keeps tokens hashed, so a session is found again by its id; the
-    admin token asks in any session)."""
-
-    def __init__(self, folder: Path, gateway: str, claude_session: str) -> None:
-        key = hashlib.sha256(f"{gateway}\0{claude_session}".encode()).hexdigest()[:32]
-        self.path = folder / f"{key}.json"
-
-    def read(self) -> str | None:
-        try:
-            data = json.loads(self.path.read_text("utf-8"))
-        except (OSError, ValueError):
-            return None
-        found = data.get("session_id") if isinstance(data, dict) else None
-        return found if isinstance(found, str) and found else None
-
-    def write(self, record: dict[str, Any]) -> None:
-        temporary = self.path.with_suffix(".tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(record, handle)
-        os.replace(temporary, self.path)
-
-
 async def _session(client: AsyncClient, payload: Payload, gateway: str, folder: Path) -> str:
     """The midturn session this call asks in: the agent token's own, or (admin token)
     the one opened for this Claude Code session, opened now if there is none."""
@@ -254,8 +237,8 @@ async def _session(client: AsyncClient, payload: Payload, gateway: str, folder: 
     if role != "admin":
         raise HookFailure("the token is an answer token, which cannot ask; use the admin token")
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)  # noqa: ASYNC240 - a one-shot command
-    sessions = _Sessions(folder, gateway, payload.session_id or payload.cwd)
-    with _locked(sessions.path.with_suffix(".lock")):
+    sessions = Sessions(folder, gateway, _key(payload))
+    with locked(sessions.path.with_suffix(".lock")):
         known = sessions.read()
         if known is not None:
             return known
@@ -276,11 +259,22 @@ async def _session(client: AsyncClient, payload: Payload, gateway: str, folder: 
 
 
 async def _decide(
-    client: AsyncClient, session_id: str, payload: Payload, timeout: float | None
+    client: AsyncClient,
+    session_id: str,
+    payload: Payload,
+    timeout: float | None,
+    where: tuple[str, Path],
 ) -> dict[str, Any] | None:
+    gateway, folder = where
+    turn_id = join_turn(Turn(folder, gateway, _key(payload)), session_id)
     if payload.tool_name == QUESTION_TOOL:
         parked, _ = await client.ask(
-            session_id, payload.tool_input, dialect="claude", tool_call_id=payload.tool_use_id
+            session_id,
+            payload.tool_input,
+            dialect="claude",
+            tool_call_id=payload.tool_use_id,
+            turn_id=turn_id,
+            context=_context(payload),
         )
     else:
         summary, details = _summary(payload.tool_name, payload.tool_input)
@@ -292,6 +286,8 @@ async def _decide(
             details=details,
             risk=risk,
             tool_call_id=payload.tool_use_id,
+            turn_id=turn_id,
+            context=_context(payload),
         )
     settled = await client.wait(parked.id, timeout, kind=parked.kind)
     if settled.pending:
@@ -301,6 +297,126 @@ async def _decide(
     if payload.tool_name == QUESTION_TOOL:
         return _ask_output(payload, settled)
     return _permission_output(payload, settled.interaction)
+
+
+# -- who is asking: the context shown beside the interaction ------------------------------
+
+_TRANSCRIPT_TAIL = 256 * 1024  # read this much of the conversation's end, at most
+
+
+def _context(payload: Payload) -> dict[str, Any]:
+    """Who asks (Claude Code, or which of its sub-agents), what it was doing (the last
+    assistant text of its transcript, when the file can be read) and, for a permission,
+    the tool call (docs/contract.md#who-is-asking; the gateway bounds each field)."""
+    agent = "Claude Code" if payload.agent_type is None else f"Claude Code · {payload.agent_type}"
+    context: dict[str, Any] = {"agent": agent}
+    doing = last_assistant_text(payload.transcript_path)
+    if doing:
+        context["doing"] = doing
+    if payload.tool_name != QUESTION_TOOL:
+        context["tool"] = {"name": payload.tool_name, "input": payload.tool_input}
+    return context
+
+
+def last_assistant_text(transcript_path: str) -> str | None:
+    """The text of the newest assistant message in a Claude Code transcript (one JSON
+    object per line; an assistant line holds `message.content` blocks), or None when
+    there is no such file or line. Only the file's end is read."""
+    if not transcript_path:
+        return None
+    try:
+        with open(transcript_path, "rb") as file:
+            file.seek(0, 2)
+            size = file.tell()
+            file.seek(max(0, size - _TRANSCRIPT_TAIL))
+            tail = file.read()
+    except OSError:
+        return None
+    for line in reversed(tail.decode("utf-8", "replace").splitlines()):
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # the first, cut line, or one being written
+        if not isinstance(entry, dict) or entry.get("type") != "assistant":
+            continue
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            texts = [content]
+        elif isinstance(content, list):
+            texts = [
+                block["text"]
+                for block in content
+                if isinstance(block, dict)
+                and block.get("type") == "text"
+                and isinstance(block.get("text"), str)
+            ]
+        else:
+            texts = []
+        text = "\n".join(t.strip() for t in texts if t.strip())
+        if text:
+            return text
+    return None
+
+
+# -- turns: UserPromptSubmit starts one, Stop ends it -------------------------------------
+
+
+def _key(payload: Payload) -> str:
+    """What names the Claude Code session in the state folder."""
+    return payload.session_id or payload.cwd
+
+
+async def end_turn(record: dict[str, Any], *, gateway: str, token: str) -> None:
+    """End a turn at the gateway (its grants end, anything of it still pending is
+    cancelled)."""
+    import httpx
+
+    from midturn.client import AsyncClient
+
+    try:
+        async with AsyncClient(gateway, token) as client:
+            await client.end_turn(str(record["session_id"]), str(record["turn_id"]))
+    except NotFound:
+        return  # the gateway no longer knows the session: nothing of it to end
+    except httpx.HTTPError as error:
+        detail = str(error) or type(error).__name__
+        raise HookFailure(f"cannot reach the gateway at {gateway} ({detail})") from None
+    except MidturnError as error:
+        raise HookFailure(f"the gateway refused: {error}") from None
+
+
+def _turn_event(payload: Payload, *, gateway: str, token: str | None, folder: Path) -> None:
+    """`UserPromptSubmit`, `Stop`, `StopFailure`: no output (the prompt goes on, Claude
+    stops); a turn that cannot be ended at the gateway is said on stderr."""
+    turn = Turn(folder, gateway, _key(payload))
+    if payload.event == "UserPromptSubmit":
+        ended = start_turn(turn, _key(payload), payload.prompt)
+    else:
+        ended = stop_turn(turn)
+    if ended is None:
+        return
+    if token is None:
+        raise HookFailure("no token: the turn's grants stay until it times out in midturn")
+    asyncio.run(end_turn(ended, gateway=gateway, token=token))
+
+
+# -- where no one answers -----------------------------------------------------------------
+
+
+def _unavailable(payload: Payload) -> dict[str, Any]:
+    """A question no one can answer here: the `unavailable` result, at once, asked of
+    no one; a deny (the tool does not run), whose reason the model reads."""
+    try:
+        ask = parse_ask(payload.tool_input, "claude")
+    except InvalidAsk as error:
+        return _decision(payload.event, "deny", str(error))
+    answers = tuple(
+        QuestionAnswer(id=q.id, header=q.header, question=q.question, status="unavailable")
+        for q in ask.questions
+    )
+    output = render(AskResult(outcome="unavailable", answers=answers), "claude")
+    return _decision(payload.event, "deny", output.text)
 
 
 async def answer_hook(
@@ -320,14 +436,12 @@ async def answer_hook(
         async with AsyncClient(gateway, token) as client:
             session_id = await _session(client, payload, gateway, folder)
             try:
-                return await _decide(client, session_id, payload, timeout)
+                return await _decide(client, session_id, payload, timeout, (gateway, folder))
             except NotFound:
                 # the gateway lost the session we remembered (a new database): open another
-                _Sessions(folder, gateway, payload.session_id or payload.cwd).path.unlink(
-                    missing_ok=True
-                )
+                Sessions(folder, gateway, _key(payload)).path.unlink(missing_ok=True)
                 session_id = await _session(client, payload, gateway, folder)
-                return await _decide(client, session_id, payload, timeout)
+                return await _decide(client, session_id, payload, timeout, (gateway, folder))
     except InvalidAsk as error:
         # worded for the model: it reads why and can ask again, fixed
         return _decision(payload.event, "deny", str(error))
@@ -338,17 +452,34 @@ async def answer_hook(
         raise HookFailure(f"the gateway refused: {error}") from None
 
 
-def run(text: str, *, gateway: str, token: str | None, timeout: float | None) -> int:
+def run(
+    text: str,
+    *,
+    gateway: str,
+    token: str | None,
+    timeout: float | None,
+    unattended: bool = False,
+) -> int:
     """Read the payload in `text`, decide, print the output; the exit code for Claude
-    Code (0 with JSON on stdout; 1, a non-blocking error, when the input was no hook
-    payload at all)."""
+    Code (0 with JSON on stdout, or nothing; 1, a non-blocking error, when the input was
+    no hook payload at all). `unattended`: no one answers this run (see the module)."""
     try:
         payload = read_payload(text)
     except HookFailure as error:
         print(f"midturn hook claude-code: {error}", file=sys.stderr)
         return 1
     output: dict[str, Any] | None
-    if token is None:
+    if payload.event in TURN_EVENTS:
+        try:
+            _turn_event(payload, gateway=gateway, token=token, folder=state_dir())
+        except HookFailure as error:
+            print(f"midturn hook claude-code: {error}", file=sys.stderr)
+        return 0
+    if payload.tool_name == QUESTION_TOOL and (unattended or payload.agent_id):
+        output = _unavailable(payload)
+    elif unattended:
+        output = fallback(payload.event, "no one answers this run (--unattended)")
+    elif token is None:
         output = fallback(payload.event, "no token: set MIDTURN_TOKEN (the gateway's admin token)")
     else:
         try:

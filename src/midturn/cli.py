@@ -3,262 +3,46 @@
 
 `midturn ask` exit codes: 0 answered, 1 skipped (or redirected), 2 usage error,
 3 timed out, 4 unavailable (no terminal here and no gateway), 130 stopped.
+
+`midturn ask` itself lives in `_cli/_ask.py`, what the commands share (exit codes, the
+usage error, token messages) in `_cli/_common.py`, the help texts in `_cli/_help.py`.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from midturn._cli import _help
+from midturn._cli._ask import run_ask as _run_ask
+from midturn._cli._common import EXIT_CODES
+from midturn._cli._common import Usage as _Usage
+from midturn._cli._common import local as _local
+from midturn._cli._common import looked as _looked
+from midturn._cli._common import refused as _refused
+from midturn._cli._common import say as _say
+from midturn._cli._common import token as _token
+from midturn._cli._common import transport_failure as _transport_failure
+from midturn._cli._wording import for_a_person
 from midturn._cli_tokens import Found, TokenProblem, find_token, from_answer_url
-from midturn.contract._models import Ask, AskResult
-from midturn.errors import GatewayError, InvalidAsk, MidturnError, UsageError
+from midturn.errors import (
+    Forbidden,
+    GatewayError,
+    InvalidAsk,
+    MidturnError,
+    Unauthorized,
+    UsageError,
+)
 
-__all__ = ["EXIT_CODES", "main"]
-
-EXIT_CODES = {
-    "answered": 0,
-    "skipped": 1,
-    "redirected": 1,
-    "usage": 2,
-    "timed_out": 3,
-    "unavailable": 4,
-    "cancelled": 130,
-}
-_SESSION_TURN = "cli"
-
-
-class _Usage(Exception):
-    """A usage error found after argument parsing: exit 2 with this message."""
-
-
-def _say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
-# -- building the ask ------------------------------------------------------------------
-
-
-def _canonical(ask: Ask) -> dict[str, Any]:
-    """A validated ask written back as canonical (`midturn` dialect) tool input."""
-    questions: list[dict[str, Any]] = []
-    for q in ask.questions:
-        item: dict[str, Any] = {"id": q.id, "header": q.header, "question": q.question}
-        item["kind"] = q.kind
-        if q.kind == "choice":
-            item["options"] = [
-                {k: v for k, v in option.model_dump().items() if v is not None}
-                for option in q.options
-            ]
-            item["allow_other"] = q.allow_other
-            if q.multi:
-                item.update(multi=True, min_choices=q.min_choices)
-                if q.max_choices is not None:
-                    item["max_choices"] = q.max_choices
-            if q.recommended is not None:
-                item["recommended"] = q.recommended
-        else:
-            if q.secret:
-                item["secret"] = True
-            if q.placeholder:
-                item["placeholder"] = q.placeholder
-        questions.append(item)
-    return {"questions": questions, "timeout_s": ask.timeout_s, "on_timeout": ask.on_timeout}
-
-
-def _tool_input(args: argparse.Namespace) -> tuple[Ask, Any, str]:
-    """The validated ask, and the tool input and dialect to send to a gateway. A bad ask
-    is a usage error before anything is shown or sent."""
-    from midturn.contract import parse_ask
-
-    if args.file:
-        inline = [args.question, args.option, args.multi, args.header, args.text, args.secret]
-        if any(inline):
-            raise _Usage(
-                "--file holds the whole ask; drop the question and -o/--multi/"
-                "--header/--text/--secret, or drop --file"
-            )
-        try:
-            raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
-            data = json.loads(raw)
-        except OSError as error:
-            raise _Usage(f"cannot read {args.file}: {error.strerror}") from error
-        except json.JSONDecodeError as error:
-            raise _Usage(
-                f"{args.file} is not JSON ({error}); give the tool input object"
-            ) from error
-        dialect = args.dialect
-    else:
-        if not args.question:
-            raise _Usage('give a question (midturn ask "Which one?" -o A -o B) or --file ask.json')
-        if args.option and (args.text or args.secret):
-            raise _Usage("--text and --secret ask for typed text; drop them or the -o options")
-        if args.multi and not args.option:
-            raise _Usage("--multi needs options: add -o for each choice")
-        question: dict[str, Any] = {"question": args.question}
-        if args.header:
-            question["header"] = args.header
-        if args.option:
-            question["options"] = [{"label": label} for label in args.option]
-            question["multi"] = bool(args.multi)
-        else:
-            question["kind"] = "text"
-            if args.secret:
-                question["secret"] = True
-        data, dialect = {"questions": [question]}, "midturn"
-    ask = parse_ask(data, dialect)
-    if args.timeout is not None:
-        if args.timeout <= 0:
-            raise _Usage(f"--timeout {args.timeout} must be more than 0 seconds")
-        return ask, _canonical(ask) | {"timeout_s": args.timeout}, "midturn"
-    return ask, data, ask.dialect
-
-
-# -- reporting the result --------------------------------------------------------------
-
-
-def _report(result: AskResult, as_json: bool) -> int:
-    code = EXIT_CODES.get(result.outcome, 1)
-    if as_json:
-        print(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
-        return code
-    if result.outcome == "redirected":
-        _say("the person answered with a message instead:")
-        print(result.message or "")
-        return code
-    shown = [a for a in result.answers if a.status == "answered"]
-    for answer in shown:
-        value = (
-            answer.secret_value.get_secret_value()
-            if answer.secret_value is not None
-            else answer.answer or ""
-        )
-        print(value if len(result.answers) == 1 else f"{answer.header}: {value}")
-    notes = {
-        "skipped": "skipped: no answer was given",
-        "timed_out": "timed out before an answer",
-        "unavailable": "unavailable: no one can answer here",
-        "cancelled": "stopped",
-    }
-    if result.outcome in notes:
-        _say(f"midturn: {notes[result.outcome]}")
-    return code
-
-
-# -- midturn ask -----------------------------------------------------------------------
-
-
-async def _ask_here(ask: Ask, timeout_s: float | None, as_json: bool) -> int:
-    """Ask in this terminal: the parsed ask goes straight to the picker and its payload
-    through `parse_answer`, the same reading every other surface gets."""
-    from midturn.contract import parse_answer
-    from midturn.contract._answers import timeout_result, uniform_result
-    from midturn.errors import InvalidAnswer
-    from midturn.tui import pick
-    from midturn.tui._terminal import open_terminal, repeat_window_from_env
-
-    window = repeat_window_from_env(0.5)
-    with open_terminal() as term:
-        if term is None:
-            _say("midturn: no terminal here to ask in; use --gateway URL to ask through a gateway")
-            return _report(uniform_result(ask, "unavailable"), as_json)
-        loop = asyncio.get_running_loop()
-        deadline = None if timeout_s is None else loop.time() + timeout_s
-        while True:
-            left = None if deadline is None else max(0.0, deadline - loop.time())
-            try:
-                shown = pick(
-                    ask,
-                    input=term.input,
-                    output=term.output,
-                    repeat_window_s=window,
-                    time_left_s=left,
-                )
-                picked = await asyncio.wait_for(shown, left)
-            except TimeoutError:
-                term.say("⏱ Timed out.")
-                return _report(timeout_result(ask), as_json)
-            if picked.stopped:
-                return _report(uniform_result(ask, "cancelled"), as_json)
-            try:
-                return _report(parse_answer(ask, picked.payload), as_json)
-            except InvalidAnswer as error:
-                term.say(f"That answer was refused ({error}); try again.")
-
-
-async def _ask_gateway(tool_input: Any, dialect: str, args: argparse.Namespace) -> int:
-    import secrets
-
-    import httpx
-
+if TYPE_CHECKING:
     from midturn.client import AsyncClient
 
-    found = _token(args, ("MIDTURN_AGENT_TOKEN", "MIDTURN_TOKEN"))
-    if found is None:
-        raise _Usage(
-            "asking through a gateway needs a token: the admin token or a session's agent "
-            "token in MIDTURN_TOKEN / MIDTURN_AGENT_TOKEN or a file (--token-file FILE)"
-        )
-    try:
-        async with AsyncClient(args.gateway, found.token) as caller:
-            who = await caller.whoami()
-            if who.get("role") == "admin":
-                creds = await caller.create_session({"client": "midturn ask"})
-                session_id, agent_token = creds.session_id, creds.agent_token
-                turn_id = _SESSION_TURN
-                where = f"Waiting for an answer at {creds.answer_url}"
-                hint = f"  (or in a terminal: midturn answer '{creds.answer_url}')"
-            elif who.get("role") == "agent":
-                # The session is the agent's own; a turn of this command's own, so that
-                # Ctrl-C stops this ask and nothing else of the session.
-                session_id, agent_token = str(who["session_id"]), found.token
-                turn_id = f"{_SESSION_TURN}-{secrets.token_hex(4)}"
-                where = f"Waiting for an answer in session {session_id}"
-                hint = "  (its answer URL, the web inbox or `midturn answer` can answer it)"
-            else:
-                raise _Usage(
-                    f"the token {found.origin} is an answer token, which cannot ask; use the "
-                    "admin token or the session's agent token"
-                )
-        async with AsyncClient(args.gateway, agent_token) as agent:
-            parked, _ = await agent.ask(session_id, tool_input, dialect=dialect, turn_id=turn_id)
-            _say(where)
-            _say(hint)
-            try:
-                settled = (await agent.wait(parked.id)).interaction
-            except asyncio.CancelledError:
-                await agent.stop_turn(session_id, turn_id)
-                raise
-    except httpx.TransportError as error:
-        _say(
-            _transport_failure(args.gateway, error) + "; start it with `midturn serve` "
-            "or check --gateway"
-        )
-        return EXIT_CODES["unavailable"]
-    return _report(settled.result or AskResult(outcome="cancelled"), args.json)
-
-
-def _token(args: argparse.Namespace, variables: tuple[str, ...]) -> Found | None:
-    """The token from --token, --token-file or the environment (see _cli_tokens.py)."""
-    try:
-        return find_token(args.token, args.token_file, variables)
-    except TokenProblem as error:
-        raise _Usage(str(error)) from error
-
-
-def _run_ask(args: argparse.Namespace) -> int:
-    ask, tool_input, dialect = _tool_input(args)
-    if args.gateway:
-        return asyncio.run(_ask_gateway(tool_input, dialect, args))
-    timeout_s = args.timeout if args.timeout is not None else ask.timeout_s
-    return asyncio.run(_ask_here(ask, timeout_s, args.json))
-
+__all__ = ["EXIT_CODES", "main"]
 
 # -- midturn answer, demo, serve -------------------------------------------------------
 
@@ -270,14 +54,37 @@ async def _answer(base_url: str, token: str) -> int:
 
     with open_terminal() as term:
         if term is None:
-            _say("midturn: `midturn answer` needs a terminal; open the web inbox instead")
+            _say(
+                "midturn answer: there is no terminal here to answer in; run it in one, or "
+                "open the web inbox (`midturn serve` printed its link)"
+            )
             return EXIT_CODES["unavailable"]
         async with AsyncClient(base_url, token) as client:
             who = await client.whoami()
             session = None if who.get("role") == "admin" else who.get("session_id")
             return await answer_loop(
-                client, term, session_id=session, repeat_window_s=repeat_window_from_env(0.5)
+                client,
+                term,
+                session_id=session,
+                repeat_window_s=repeat_window_from_env(0.5),
+                session_title=_titles(client),
             )
+
+
+def _titles(client: AsyncClient) -> Callable[[str], Awaitable[str | None]]:
+    """A session's title by id, read once per session (None when it has none or cannot
+    be read: the id is shown then)."""
+    known: dict[str, str | None] = {}
+
+    async def title(session_id: str) -> str | None:
+        if session_id not in known:
+            try:
+                known[session_id] = (await client.session(session_id)).title
+            except MidturnError:
+                known[session_id] = None
+        return known[session_id]
+
+    return title
 
 
 def _run_answer(args: argparse.Namespace) -> int:
@@ -292,28 +99,28 @@ def _run_answer(args: argparse.Namespace) -> int:
         from_url = Found(token, "in the answer URL", gateway) if token else None
     if found is None:
         found = from_url or _token(args, ("MIDTURN_ANSWER_TOKEN", "MIDTURN_TOKEN"))
+    named = args.url and from_answer_url(args.url)[0]
+    if found is None:
+        found = _local(args.gateway or named or DEFAULT_GATEWAY_URL)
     if found is None:
         raise _Usage(
-            "give the answer URL, or a token (an answer or admin token, or the answer URL) "
-            "in MIDTURN_ANSWER_TOKEN / MIDTURN_TOKEN or a file (--token-file FILE)"
+            "no token to answer with was found. Give the session's answer URL "
+            "(midturn answer 'http://127.0.0.1:8765/#token=…'), or an answer or admin token "
+            "with --token-file FILE, or set MIDTURN_ANSWER_TOKEN or MIDTURN_TOKEN"
+            f"{_looked(args.gateway or named or DEFAULT_GATEWAY_URL)}."
         )
-    named = args.url and from_answer_url(args.url)[0]
     base_url = args.gateway or named or found.gateway or DEFAULT_GATEWAY_URL
     try:
         return asyncio.run(_answer(base_url, found.token))
     except httpx.TransportError as error:
-        _say(_transport_failure(base_url, error))
+        _say(
+            f"midturn answer: {_transport_failure(base_url, error)}; start it with `midturn serve`"
+        )
         return EXIT_CODES["unavailable"]
-
-
-def _transport_failure(url: str, error: Exception) -> str:
-    """Say what went wrong with the connection: a timeout is not an unreachable gateway."""
-    import httpx
-
-    detail = str(error) or type(error).__name__
-    if isinstance(error, httpx.TimeoutException):
-        return f"midturn: the gateway at {url} did not answer in time ({detail})"
-    return f"midturn: cannot reach the gateway at {url} ({detail})"
+    except Unauthorized as error:
+        if isinstance(error, Forbidden):
+            raise
+        raise _Usage(_refused(base_url, found)) from error
 
 
 def _run_demo(args: argparse.Namespace) -> int:
@@ -322,7 +129,7 @@ def _run_demo(args: argparse.Namespace) -> int:
 
     with open_terminal() as term:
         if term is None:
-            _say("midturn: the demo asks in a terminal, and there is none here")
+            _say("midturn demo: the demo asks in a terminal, and there is none here; run it in one")
             return EXIT_CODES["unavailable"]
         return asyncio.run(run_demo(term, repeat_window_s=repeat_window_from_env(0.5)))
 
@@ -334,6 +141,8 @@ def _run_serve(args: argparse.Namespace) -> int:
     found = _token(args, ())  # MIDTURN_TOKEN and the data folder's file: serve's own
     retention = None if args.retention in (None, "off") else parse_age(args.retention)
     serve(
+        access_log=args.access_log,
+        log_level=args.log_level,
         db_url=args.db or DEFAULT_DB_URL,
         host=args.host,
         port=args.port,
@@ -391,7 +200,7 @@ def _run_mcp(args: argparse.Namespace) -> int:
             )
         )
     except httpx.TransportError as error:
-        _say(_transport_failure(args.gateway, error))
+        _say(f"midturn mcp: {_transport_failure(args.gateway, error)}")
         return EXIT_CODES["unavailable"]
     return 0
 
@@ -444,9 +253,14 @@ def _run_hook(args: argparse.Namespace) -> int:
         found = None
     gateway = args.gateway or os.environ.get("MIDTURN_GATEWAY") or DEFAULT_GATEWAY_URL
     if args.timeout is not None and args.timeout <= 0:
-        raise _Usage(f"--timeout {args.timeout} must be more than 0 seconds")
+        raise _Usage(f"--timeout {args.timeout:g} is no time to answer; give seconds above 0")
+    unattended = args.unattended or os.environ.get("MIDTURN_HOOK_UNATTENDED", "") not in ("", "0")
     return run(
-        text, gateway=gateway, token=None if found is None else found.token, timeout=args.timeout
+        text,
+        gateway=gateway,
+        token=None if found is None else found.token,
+        timeout=args.timeout,
+        unattended=unattended,
     )
 
 
@@ -460,26 +274,50 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"midturn {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="run the gateway and the web inbox")
-    serve.add_argument(
-        "--db", metavar="URL", help="store URL (default sqlite:///.midturn/midturn.db)"
+    serve = commands.add_parser(
+        "serve", help="run the gateway and the web inbox", **_help.texts("serve")
     )
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8765)
-    serve.add_argument("--token", help="admin token (default: MIDTURN_TOKEN, else generated)")
+    serve.add_argument(
+        "--db",
+        metavar="URL",
+        help="the store: sqlite:///PATH or postgresql://USER@HOST/DB "
+        "(default: sqlite:///.midturn/midturn.db)",
+    )
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default: 127.0.0.1, this machine only; "
+        "0.0.0.0 listens on every network interface)",
+    )
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=8765,
+        help="the TCP port to listen on (default: 8765; 0 picks a free one)",
+    )
+    serve.add_argument(
+        "--token",
+        help="the admin token (default: MIDTURN_TOKEN, else the data folder's admin_token, "
+        "generated on the first start); visible to other users in `ps`: prefer "
+        "--token-file or the variable",
+    )
     serve.add_argument(
         "--stream-buffer-bytes",
         type=int,
+        metavar="BYTES",
         help="how far (bytes of events) an event stream may fall behind before it is "
         "dropped for its client to resume (default: MIDTURN_STREAM_BUFFER_BYTES, else 1 MiB)",
     )
     serve.add_argument(
         "--max-streams-per-token",
         type=int,
+        metavar="N",
         help="event streams one token may hold open at once "
         "(default: MIDTURN_MAX_STREAMS_PER_TOKEN, else 32)",
     )
-    serve.add_argument("--token-file", metavar="FILE", help="read the admin token from FILE")
+    serve.add_argument(
+        "--token-file", metavar="FILE", help="read the admin token from FILE (mode 0600 advised)"
+    )
     serve.add_argument(
         "--retention",
         metavar="AGE",
@@ -489,20 +327,37 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--retention-export",
         metavar="FILE",
-        help="append the pruned decision records to FILE (default <data>/pruned-decisions.jsonl)",
+        help="append the pruned decision records to FILE (default: <data>/pruned-decisions.jsonl)",
+    )
+    serve.add_argument(
+        "--access-log",
+        action="store_true",
+        help="log one JSON line per request to stderr (default: off, so the inbox link "
+        "stays on screen)",
+    )
+    serve.add_argument(
+        "--log-level",
+        choices=_help.LOG_LEVELS,
+        default="warning",
+        metavar="LEVEL",
+        help=f"what else is logged to stderr: {', '.join(_help.LOG_LEVELS)} (default: warning)",
     )
     serve.set_defaults(run=_run_serve)
 
-    mcp = commands.add_parser("mcp", help="run the MCP server over stdio (for MCP clients)")
+    mcp = commands.add_parser(
+        "mcp", help="run the MCP server over stdio (for MCP clients)", **_help.texts("mcp")
+    )
     mcp.add_argument(
-        "--store", metavar="URL", help="store URL (default sqlite:///.midturn/midturn.db)"
+        "--store",
+        metavar="URL",
+        help="run in this process on this store (default: sqlite:///.midturn/midturn.db)",
     )
     mcp.add_argument(
         "--gateway",
         metavar="URL",
         help="run on this `midturn serve` (a token in MIDTURN_TOKEN / MIDTURN_AGENT_TOKEN or "
         "--token-file); with --store, only the inbox the links point to "
-        f"(default {_MCP_INBOX})",
+        f"(default: {_MCP_INBOX})",
     )
     mcp.add_argument(
         "--session",
@@ -511,37 +366,48 @@ def _parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument(
         "--token",
-        help="the admin or an agent token for --gateway (prefer --token-file or the variables)",
+        help="the admin or an agent token for --gateway (default: MIDTURN_AGENT_TOKEN, "
+        "MIDTURN_TOKEN); visible to other users in `ps`: prefer --token-file or the variables",
     )
     mcp.add_argument("--token-file", metavar="FILE", help="read the --gateway token from FILE")
     mcp.add_argument(
         "--answer-token-file",
         metavar="FILE",
-        help="with an agent token: the session's answer token (default MIDTURN_ANSWER_TOKEN), "
-        "so the client's forms can settle",
+        help="with an agent token: read the session's answer token from FILE, so the "
+        "client's forms can settle (default: MIDTURN_ANSWER_TOKEN)",
     )
     mcp.add_argument(
         "--wait-bound",
         type=float,
         default=45.0,
         metavar="S",
-        help="return 'still open' after S seconds without an answer (default 45)",
+        help="a tool call returns 'still open' after S seconds without an answer, and the "
+        "model polls again (default: 45)",
     )
     mcp.set_defaults(run=_run_mcp)
 
     prune = commands.add_parser(
         "prune",
         help="delete settled interactions older than an age, after exporting their records",
+        **_help.texts("prune"),
     )
-    prune.add_argument("--older-than", required=True, metavar="AGE", help="30d, 12h, 90m, 45s")
     prune.add_argument(
-        "--store", "--db", metavar="URL", help="store URL (default sqlite:///.midturn/midturn.db)"
+        "--older-than",
+        required=True,
+        metavar="AGE",
+        help="prune what settled longer ago than AGE: 45s, 90m, 12h, 30d, 2w (required)",
+    )
+    prune.add_argument(
+        "--store",
+        "--db",
+        metavar="URL",
+        help="the store (default: sqlite:///.midturn/midturn.db)",
     )
     prune.add_argument(
         "--export",
         metavar="FILE",
         help="append the decision records (JSON Lines) to FILE before deleting "
-        "(default <data>/pruned-decisions.jsonl)",
+        "(default: <data>/pruned-decisions.jsonl)",
     )
     prune.add_argument(
         "--no-export", action="store_true", help="delete without writing the decision records"
@@ -554,59 +420,118 @@ def _parser() -> argparse.ArgumentParser:
     ask = commands.add_parser(
         "ask",
         help="ask a question in this terminal (or through a gateway) and print the answer",
-        epilog="exit codes: 0 answered, 1 skipped, 2 usage error, 3 timed out, "
-        "4 unavailable, 130 stopped",
+        **_help.texts("ask"),
     )
-    ask.add_argument("question", nargs="?", help="the question to ask")
-    ask.add_argument("-o", "--option", action="append", metavar="LABEL", help="a choice (2–4)")
-    ask.add_argument("--multi", action="store_true", help="allow several choices")
-    ask.add_argument("--header", help="a short label (≤ 12 characters)")
-    ask.add_argument("--text", action="store_true", help="ask for typed text (no options)")
-    ask.add_argument("--secret", action="store_true", help="typed text, masked on screen")
     ask.add_argument(
-        "--file", metavar="ASK.json", help="the whole tool input as JSON (- reads stdin)"
+        "question", nargs="?", help="the question to ask (or give the whole ask with --file)"
     )
-    ask.add_argument("--dialect", default="auto", help="the --file's dialect (default: auto)")
-    ask.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds (exit 3)")
-    ask.add_argument("--json", action="store_true", help="print the canonical result JSON")
-    ask.add_argument("--gateway", metavar="URL", help="ask through this gateway instead")
+    ask.add_argument(
+        "-o",
+        "--option",
+        action="append",
+        metavar="LABEL",
+        help="one choice; repeat it for each (2–4 choices; Other is always offered)",
+    )
+    ask.add_argument(
+        "--multi", action="store_true", help="let the person choose several of the -o choices"
+    )
+    ask.add_argument(
+        "--header",
+        help="the short label shown above the question, at most 12 characters "
+        "(default: derived from the question)",
+    )
+    ask.add_argument(
+        "--text", action="store_true", help="ask for typed text instead of choices (no -o)"
+    )
+    ask.add_argument(
+        "--secret",
+        action="store_true",
+        help="ask for typed text that is shown as dots, never as text (a password, a key)",
+    )
+    ask.add_argument(
+        "--file",
+        metavar="ASK.json",
+        help="the whole ask as tool-input JSON, several questions allowed (- reads stdin)",
+    )
+    ask.add_argument(
+        "--dialect",
+        default="auto",
+        help="the --file's tool-input dialect: midturn, claude, … (default: auto, "
+        "recognised from its shape; docs/dialects.md)",
+    )
+    ask.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="give up after S seconds without an answer, exit 3 (default: the ask's own "
+        "timeout_s, else none)",
+    )
+    ask.add_argument(
+        "--json",
+        action="store_true",
+        help="print the whole result as JSON instead of the bare answer",
+    )
+    ask.add_argument(
+        "--gateway",
+        metavar="URL",
+        help="ask through this `midturn serve` instead of this terminal",
+    )
     ask.add_argument(
         "--token",
-        help="the admin or an agent token (default: MIDTURN_AGENT_TOKEN, MIDTURN_TOKEN); "
-        "visible to other users in `ps`: prefer --token-file or the variables",
+        help="with --gateway: the admin or an agent token (default: MIDTURN_AGENT_TOKEN, "
+        "MIDTURN_TOKEN, else, for a gateway on this machine, the admin_token `midturn serve` "
+        "wrote); visible to other users in `ps`: prefer --token-file or the variables",
     )
-    ask.add_argument("--token-file", metavar="FILE", help="read the token from FILE")
+    ask.add_argument("--token-file", metavar="FILE", help="read the --gateway token from FILE")
     ask.set_defaults(run=_run_ask)
 
-    answer = commands.add_parser("answer", help="answer a gateway's questions in this terminal")
-    answer.add_argument("url", nargs="?", help="an answer URL (http://host:port/#token=…)")
-    answer.add_argument("--gateway", metavar="URL", help="the gateway (default 127.0.0.1:8765)")
+    answer = commands.add_parser(
+        "answer", help="answer a gateway's questions in this terminal", **_help.texts("answer")
+    )
+    answer.add_argument(
+        "url",
+        nargs="?",
+        help="a session's answer URL (http://host:port/#token=…), as `midturn ask` or the "
+        "agent printed it; it names the gateway and the token",
+    )
+    answer.add_argument(
+        "--gateway",
+        metavar="URL",
+        help="the gateway (default: the one the answer URL names, else http://127.0.0.1:8765)",
+    )
     answer.add_argument(
         "--token",
-        help="an answer or admin token (default: MIDTURN_ANSWER_TOKEN, MIDTURN_TOKEN); "
-        "visible to other users in `ps`: prefer --token-file or the variables",
+        help="an answer or admin token (default: MIDTURN_ANSWER_TOKEN, MIDTURN_TOKEN, else, "
+        "for a gateway on this machine, the admin_token `midturn serve` wrote); visible to "
+        "other users in `ps`: prefer --token-file or the variables",
     )
     answer.add_argument(
         "--token-file", metavar="FILE", help="read the token, or the whole answer URL, from FILE"
     )
     answer.set_defaults(run=_run_answer)
 
-    demo = commands.add_parser("demo", help="an agent turn that asks you mid-turn")
+    demo = commands.add_parser(
+        "demo", help="an agent turn that asks you mid-turn", **_help.texts("demo")
+    )
     demo.set_defaults(run=_run_demo)
 
-    hook = commands.add_parser("hook", help="answer an agent's own hooks through a gateway")
+    hook = commands.add_parser(
+        "hook", help="answer an agent's own hooks through a gateway", **_help.texts("hook")
+    )
     hooks = hook.add_subparsers(dest="agent", required=True, metavar="AGENT")
     claude = hooks.add_parser(
         "claude-code",
         help="Claude Code's PreToolUse / PermissionRequest hook (payload on stdin)",
         description="Answer Claude Code's PreToolUse and PermissionRequest hooks (the "
-        "payload on stdin, the decision on stdout) through a midturn gateway.",
-        epilog="settings.json: docs/adapters/claude-code.md",
+        "payload on stdin, the decision on stdout) through a midturn gateway; registered "
+        "for UserPromptSubmit and Stop too, it ends 'allow for this turn' with the turn.",
+        epilog=_help.EPILOGS["claude-code"],
+        formatter_class=_help.texts("claude-code")["formatter_class"],
     )
     claude.add_argument(
         "--gateway",
         metavar="URL",
-        help="the gateway (default: MIDTURN_GATEWAY, else 127.0.0.1:8765)",
+        help="the gateway (default: MIDTURN_GATEWAY, else http://127.0.0.1:8765)",
     )
     claude.add_argument(
         "--token",
@@ -618,7 +543,14 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout",
         type=float,
         metavar="S",
-        help="after S seconds without an answer, withdraw it and let Claude Code ask",
+        help="after S seconds without an answer, withdraw it and let Claude Code ask "
+        "(default: wait until Claude Code's own hook timeout ends it)",
+    )
+    claude.add_argument(
+        "--unattended",
+        action="store_true",
+        help="no one answers this run (MIDTURN_HOOK_UNATTENDED=1): questions are "
+        "unavailable at once, permissions go to Claude Code's own rules",
     )
     claude.set_defaults(run=_run_hook)
     return parser
@@ -627,6 +559,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit code."""
     args = _parser().parse_args(argv)
+    if getattr(args, "agent", None):  # `midturn hook claude-code: …`
+        args.command = f"{args.command} {args.agent}"
     try:
         code: int = args.run(args)
         return code
@@ -634,7 +568,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"midturn {args.command}: {error}")
         return EXIT_CODES["usage"]
     except InvalidAsk as error:
-        _say(f"midturn {args.command}: the ask is not valid:\n{error}")
+        _say(f"midturn {args.command}: {for_a_person(error, source=getattr(args, 'file', None))}")
         return EXIT_CODES["usage"]
     except GatewayError as error:
         _say(f"midturn {args.command}: the gateway refused: {error}")

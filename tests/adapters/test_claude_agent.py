@@ -6,9 +6,11 @@ tool results, the final `result`). No `claude` binary, no network."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -16,9 +18,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_agent_sdk import ClaudeAgentOptions, Transport, UserMessage, query
-from claude_agent_sdk.types import ToolResultBlock
+from claude_agent_sdk import (
+    AgentDefinition,
+    ClaudeAgentOptions,
+    PermissionResultAllow,
+    ToolPermissionContext,
+    query,
+)
 from tests._servers import SAFETY_S, start_gateway
+from tests.adapters._claude_code_cli import (
+    ASK,
+    QUESTION,
+    Call,
+    ScriptedClaudeCode,
+    tool_results,
+)
+from tests.adapters._fake_anthropic import FakeAnthropic, cli_environment
+from tests.adapters._fake_anthropic import tool_results as fake_tool_results
 
 from midturn import Asker, AsyncClient, Runtime
 from midturn.adapters.claude_agent import MidturnPermissions
@@ -34,162 +50,7 @@ from midturn.testing import (
 )
 
 ADMIN = "claude-agent-admin-0123456789abcdef"
-QUESTION = "Which database should the service use?"
-ASK: dict[str, Any] = {
-    "questions": [
-        {
-            "question": QUESTION,
-            "header": "Database",
-            "options": [
-                {"label": "PostgreSQL", "description": "Managed, scales out"},
-                {"label": "SQLite", "description": "Embedded, zero setup"},
-            ],
-            "multiSelect": False,
-        }
-    ]
-}
-Call = tuple[str, dict[str, Any], str]  # tool name, input, tool_use_id
-
-
-class ScriptedClaudeCode(Transport):
-    """Claude Code's side of the stream-json protocol, scripted. Each step is the tool
-    calls of one model step: their `can_use_tool` requests go out together, and once the
-    SDK has answered all of them each allowed call "runs" (its tool result goes back into
-    the conversation, as Claude Code reports it), then the run ends with a `result`."""
-
-    def __init__(self, steps: list[list[Call]], *, agent_id: str | None = None) -> None:
-        self.steps = steps
-        self.agent_id = agent_id
-        self.decisions: dict[str, dict[str, Any]] = {}  # tool_use_id → the SDK's response
-        self.ran: list[tuple[str, dict[str, Any]]] = []  # the tools that ran, with their input
-        self._out: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self._play: asyncio.Task[None] | None = None
-
-    async def connect(self) -> None:
-        pass
-
-    def is_ready(self) -> bool:
-        return True
-
-    async def write(self, data: str) -> None:
-        for line in data.splitlines():
-            message = json.loads(line)
-            if message["type"] == "control_request":
-                self._reply(message)
-            elif message["type"] == "control_response":
-                response = message["response"]
-                self._waiting.pop(response["request_id"]).set_result(response)
-            elif message["type"] == "user" and self._play is None:
-                self._play = asyncio.create_task(self._run())
-
-    def _reply(self, request: dict[str, Any]) -> None:
-        self._out.put_nowait(
-            {
-                "type": "control_response",
-                "response": {
-                    "subtype": "success",
-                    "request_id": request["request_id"],
-                    "response": {},
-                },
-            }
-        )
-
-    async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
-        for number, step in enumerate(self.steps):
-            asked: list[tuple[Call, asyncio.Future[dict[str, Any]]]] = []
-            for index, call in enumerate(step):
-                name, tool_input, tool_use_id = call
-                request_id = f"cli-{number}-{index}"
-                self._waiting[request_id] = future = loop.create_future()
-                asked.append((call, future))
-                request: dict[str, Any] = {
-                    "subtype": "can_use_tool",
-                    "tool_name": name,
-                    "input": tool_input,
-                    "tool_use_id": tool_use_id,
-                    "permission_suggestions": [],
-                }
-                if self.agent_id:
-                    request["agent_id"] = self.agent_id
-                self._out.put_nowait(
-                    {"type": "control_request", "request_id": request_id, "request": request}
-                )
-            for (name, _, tool_use_id), future in asked:
-                response = await future
-                decision = response.get("response", {"error": response.get("error")})
-                self.decisions[tool_use_id] = decision
-                self._out.put_nowait(self._tool_result(name, tool_use_id, decision))
-        self._out.put_nowait(
-            {
-                "type": "result",
-                "subtype": "success",
-                "duration_ms": 1,
-                "duration_api_ms": 1,
-                "is_error": False,
-                "num_turns": len(self.steps),
-                "session_id": "scripted",
-                "result": "done",
-            }
-        )
-
-    def _tool_result(self, name: str, tool_use_id: str, decision: dict[str, Any]) -> dict[str, Any]:
-        """What Claude Code puts in the conversation for the call: the tool's output when
-        it was allowed, the deny message when not."""
-        if decision.get("behavior") == "allow":
-            updated = decision["updatedInput"]
-            self.ran.append((name, updated))
-            if name == "AskUserQuestion":
-                pairs = ", ".join(f'"{q}"="{a}"' for q, a in updated.get("answers", {}).items())
-                text = f"User has answered your questions: {pairs}."
-            else:
-                text = f"ran {updated.get('command')}"
-            error = False
-        else:
-            text, error = str(decision.get("message") or decision), True
-        return {
-            "type": "user",
-            "message": {
-                "role": "user",
-                "content": [
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": tool_use_id,
-                        "content": text,
-                        "is_error": error,
-                    }
-                ],
-            },
-            "session_id": "scripted",
-            "parent_tool_use_id": None,
-        }
-
-    async def read_messages(self) -> AsyncIterator[dict[str, Any]]:
-        while (message := await self._out.get()) is not None:
-            yield message
-
-    async def end_input(self) -> None:
-        """Claude Code exits once its stdin closes and the run is over: end the stream."""
-        if self._play is not None:
-            await self._play
-        self._out.put_nowait(None)
-
-    async def close(self) -> None:
-        if self._play is not None and not self._play.done():
-            self._play.cancel()
-        self._out.put_nowait(None)
-
-
-def tool_results(messages: list[Any]) -> dict[str, list[Any]]:
-    """tool_use_id → the tool result blocks the host's history holds for it."""
-    found: dict[str, list[Any]] = {}
-    for message in messages:
-        if isinstance(message, UserMessage) and isinstance(message.content, list):
-            for block in message.content:
-                if isinstance(block, ToolResultBlock):
-                    found.setdefault(block.tool_use_id, []).append(block.content)
-    return found
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def run(permissions: MidturnPermissions, cli: ScriptedClaudeCode) -> list[Any]:
@@ -257,6 +118,28 @@ async def test_1_answer_continues_the_same_run(side: Midturn) -> None:
     }
 
 
+async def test_1_on_the_real_claude_code(runtime_side: Midturn, tmp_path: Path) -> None:
+    """The real Claude Code CLI bundled with the SDK, against a stand-in Anthropic API:
+    its `can_use_tool` for `AskUserQuestion` reaches the callback, the answer goes back as
+    `updatedInput`, and the tool result Claude Code gives the model carries it."""
+    permissions = MidturnPermissions(runtime_side.asker, runtime_side.session_id)
+    (tmp_path / "work").mkdir()
+    script = [answer({"answers": {"Database": "SQLite"}})]
+    with FakeAnthropic(_model) as api:
+        options = permissions.options(
+            env=cli_environment(api.url, str(tmp_path)), cwd=str(tmp_path / "work")
+        )
+        async with ScriptedResponder(runtime_side.answerer, script, session_id="s1") as human:
+            async with permissions.turn():
+                messages = [m async for m in query(prompt="Set up the service", options=options)]
+            await within(human.finished())
+    (asked,) = [r.interaction for r in human.responses]
+    assert asked.tool_call_id == "toolu_4" and asked.dialect == "claude"
+    (result,) = tool_results(messages)["toolu_4"]
+    assert f'"{QUESTION}"="SQLite"' in str(result)
+    assert f'"{QUESTION}"="SQLite"' in str(fake_tool_results(api.requests[-1])[-1]["content"])
+
+
 async def test_2_malformed_ask_is_a_fixable_error(runtime_side: Midturn) -> None:
     bad = {"questions": [{**ASK["questions"][0], "options": ASK["questions"][0]["options"][:1]}]}
     permissions = MidturnPermissions(runtime_side.asker, runtime_side.session_id)
@@ -304,6 +187,95 @@ async def test_3_permissions_allow_deny_allow_for_turn(side: Midturn) -> None:
     assert cli.decisions["toolu_c"]["behavior"] == "allow"
     assert cli.decisions["toolu_d"]["behavior"] == "allow"
     assert [name for name, _ in cli.ran] == ["Bash", "Write", "Write"]
+
+
+# -- 4 ---------------------------------------------------------------------------------
+#
+# The real Claude Code CLI (bundled with claude-agent-sdk) against a stand-in Anthropic
+# API: on a resume after its host died while `can_use_tool` waited, Claude Code 2.1.332
+# does not ask again, it records the call as interrupted ("[Tool call interrupted: the
+# session ended before this call's result was recorded …]"). What carries a question
+# across a dead host is `defer`: the durable hook defers the pending question, Claude
+# Code ends the run with the call kept, and a resume re-runs that call's PreToolUse.
+
+
+def _worker(*argv: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.adapters._claude_agent_worker", *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _model(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The model: asks the question first, then says what the tool returned."""
+    if results := fake_tool_results(messages):
+        content = results[-1].get("content")
+        text = content if isinstance(content, str) else json.dumps(content)
+        return [{"type": "text", "text": f"done: {text}"}]
+    return [{"type": "tool_use", "id": "toolu_4", "name": "AskUserQuestion", "input": ASK}]
+
+
+@pytest.mark.parametrize("where", ["sqlite", "gateway"])
+async def test_4_killed_between_ask_and_answer_resumes(tmp_path: Path, where: str) -> None:
+    """The host defers the question and waits; it is killed; the person answers while no
+    host runs; a new host resumes the Claude Code session with no new prompt, Claude Code
+    runs the same call's PreToolUse again (same `tool_use_id`), the hook finds the answer,
+    and the model gets it in the same call's result. One ask, asked once."""
+    db_url = f"sqlite:///{tmp_path / 'midturn.db'}"
+    home = str(tmp_path / "home")
+    with FakeAnthropic(_model) as api:
+        async with contextlib.AsyncExitStack() as stack:
+            if where == "gateway":
+                gateway = start_gateway(db_url, ADMIN)
+                stack.callback(gateway.stop)
+                admin = await stack.enter_async_context(AsyncClient(gateway.url, ADMIN))
+                session = await admin.create_session({"client": "claude-agent"})
+                session_id = session.session_id
+                person: Any = await stack.enter_async_context(
+                    AsyncClient(gateway.url, session.answer_token)
+                )
+                argv = [where, gateway.url, session.agent_token, session_id, api.url, home]
+            else:
+                session_id = "s4"
+                store = await stack.enter_async_context(open_store(db_url))
+                person = await stack.enter_async_context(Runtime(store))
+                argv = [where, db_url, "-", session_id, api.url, home]
+            first = _worker("start", *argv)
+            try:
+                assert first.stdout is not None
+                line = await asyncio.wait_for(
+                    asyncio.to_thread(first.stdout.readline), SAFETY_S * 6
+                )
+                assert line, first.stderr and first.stderr.read()
+                deferred = json.loads(line)
+            finally:
+                first.kill()
+                first.communicate(timeout=SAFETY_S)
+            assert first.returncode == -signal.SIGKILL
+            assert deferred["deferred"] == "toolu_4"
+            (asked,) = await person.queue(session_id)
+            assert asked.kind == "ask" and asked.tool_call_id == "toolu_4"
+            await person.answer(asked.id, "SQLite")  # while no host process runs
+
+            second = _worker("resume", *argv, deferred["claude_session"])
+            out, err = await asyncio.to_thread(second.communicate, timeout=SAFETY_S * 6)
+            assert second.returncode == 0, err
+            done = json.loads(out.strip().splitlines()[-1])
+    (result,) = done["results"]["toolu_4"]  # the same call's result, once
+    assert f'"{QUESTION}"="SQLite"' in str(result)
+    assert done["texts"][-1].startswith("done: ") and "SQLite" in done["texts"][-1]
+    last = fake_tool_results(api.requests[-1])
+    assert [r["tool_use_id"] for r in last] == ["toolu_4"]
+    async with open_store(db_url) as store:
+        interactions = await store.list_interactions(session_id=session_id)
+        events = await store.read_events(session_id=session_id)
+    assert [(i.kind, i.status, i.tool_call_id) for i in interactions] == [
+        ("ask", "answered", "toolu_4")
+    ]
+    assert [e.type for e in events].count("user_question_requested") == 1  # asked once
 
 
 async def test_5_two_asks_in_one_step_fifo(runtime_side: Midturn) -> None:
@@ -358,6 +330,90 @@ async def test_7_subagent_and_headless_have_no_tool(runtime_side: Midturn, where
     assert decision["behavior"] == "deny"
     assert "no one" in decision["message"].lower() or "unavailable" in decision["message"].lower()
     assert await runtime_side.asker.store.list_interactions(session_id="s1") == []  # type: ignore[attr-defined]
+
+
+async def test_7_options_offer_the_question_tool_only_where_a_person_answers(
+    runtime_side: Midturn,
+) -> None:
+    """`permissions.options(...)`: every sub-agent definition disallows `AskUserQuestion`
+    (the SDK sends them to Claude Code in `initialize`); a headless run disallows it for
+    the whole run; an interactive root keeps it."""
+    reviewer = AgentDefinition(
+        description="Reviews the change", prompt="Review it.", disallowedTools=["WebFetch"]
+    )
+    interactive = MidturnPermissions(runtime_side.asker, runtime_side.session_id)
+    options = interactive.options(agents={"reviewer": reviewer}, max_turns=3)
+    assert options.can_use_tool is interactive and options.max_turns == 3
+    assert "AskUserQuestion" not in options.disallowed_tools  # the root agent asks
+    assert reviewer.disallowedTools == ["WebFetch"]  # the caller's definition is left alone
+    cli = ScriptedClaudeCode([[("AskUserQuestion", ASK, "toolu_o")]])
+    script = [answer("SQLite")]
+    async with ScriptedResponder(runtime_side.answerer, script, session_id="s1") as human:
+        async with interactive.turn():
+            [m async for m in query(prompt="Review", options=options, transport=cli)]
+        await within(human.finished())
+    assert cli.initialize is not None
+    sent = cli.initialize["agents"]["reviewer"]
+    assert sent["disallowedTools"] == ["WebFetch", "AskUserQuestion"]
+    assert cli.decisions["toolu_o"]["behavior"] == "allow"  # the root's question was asked
+
+    headless = MidturnPermissions(runtime_side.asker, "s1", interactive=False)
+    options = headless.options(disallowed_tools=["WebSearch"])
+    assert options.disallowed_tools == ["WebSearch", "AskUserQuestion"]
+    with pytest.raises(TypeError, match="can_use_tool"):
+        headless.options(can_use_tool=interactive)
+
+
+async def test_the_durable_hook_defers_a_pending_question_and_answers_a_settled_one(
+    runtime_side: Midturn,
+) -> None:
+    """`durable=True`: the PreToolUse hook parks the question and defers it while it is
+    pending (the turn is then not ended with its block), answers it once settled, and
+    gives a sub-agent's or a headless run's question `unavailable` with nothing parked."""
+    permissions = MidturnPermissions(runtime_side.asker, "s1", durable=True)
+    (matcher,) = permissions.options().hooks["PreToolUse"]  # type: ignore[index]
+    assert matcher.matcher == "AskUserQuestion" and matcher.hooks == [permissions.pre_tool_use]
+    call = {"hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion", "tool_input": ASK}
+    async with permissions.turn("turn-d"):
+        deferred = await permissions.pre_tool_use(call, "toolu_d", {"signal": None})
+    assert deferred["hookSpecificOutput"]["permissionDecision"] == "defer"
+    (parked,) = await runtime_side.answerer.queue("s1")  # still pending: the turn goes on
+    await runtime_side.answerer.answer(parked.id, "SQLite")
+    async with permissions.turn("turn-d"):
+        decided = await permissions.pre_tool_use(call, "toolu_d", {"signal": None})
+    specific = decided["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "allow"
+    assert specific["updatedInput"]["answers"] == {QUESTION: "SQLite"}
+
+    sub = await permissions.pre_tool_use({**call, "agent_id": "agent-1"}, "toolu_s", {})
+    headless = MidturnPermissions(runtime_side.asker, "s1", interactive=False, durable=True)
+    alone = await headless.pre_tool_use(call, "toolu_h", {"signal": None})
+    for output in (sub, alone):
+        assert output["hookSpecificOutput"]["permissionDecision"] == "deny"
+        assert "no one" in output["hookSpecificOutput"]["permissionDecisionReason"].lower()
+    listed = await runtime_side.asker.store.list_interactions(session_id="s1")  # type: ignore[attr-defined]
+    assert [i.tool_call_id for i in listed] == ["toolu_d"]
+
+
+async def test_a_defer_claude_code_ignored_still_ends_the_turn(runtime_side: Midturn) -> None:
+    """Claude Code ignores `defer` when the step made several tool calls and asks
+    `can_use_tool` instead: the callback waits on the same ask, and the turn ends with its
+    block as usual (a grant of it does not outlive the query)."""
+    permissions = MidturnPermissions(runtime_side.asker, "s1", durable=True)
+    call = {"hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion", "tool_input": ASK}
+    async with ScriptedResponder(runtime_side.answerer, [answer("SQLite")], "s1") as human:
+        async with permissions.turn("turn-i"):
+            deferred = await permissions.pre_tool_use(call, "toolu_i", {"signal": None})
+            assert deferred["hookSpecificOutput"]["permissionDecision"] == "defer"
+            context = ToolPermissionContext(tool_use_id="toolu_i")
+            decision = await within(permissions("AskUserQuestion", ASK, context))
+        await within(human.finished())
+    assert isinstance(decision, PermissionResultAllow)
+    assert decision.updated_input is not None
+    assert decision.updated_input["answers"] == {QUESTION: "SQLite"}
+    assert len(human.responses) == 1  # asked once
+    late, _ = await runtime_side.asker.ask("s1", ASK, dialect="claude", turn_id="turn-i")
+    assert late.status == "cancelled"  # the turn ended with its block
 
 
 def test_import_without_the_sdk_says_what_to_install() -> None:

@@ -1,6 +1,6 @@
 """`midturn hook claude-code` as Claude Code runs it: a subprocess with the documented hook
 payload on stdin, its decision on stdout, against a live gateway that a second party (the
-test, through the answerer port) answers."""
+test, through the answerer port) answers. Turns and scenarios 5-7: test_claude_code_turns.py."""
 
 from __future__ import annotations
 
@@ -16,49 +16,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests._servers import SAFETY_S, LiveGateway, start_gateway
+from tests._servers import LiveGateway, start_gateway
+from tests.adapters._claude_code_hook import (
+    ADMIN,
+    ASK_INPUT,
+    BUILD,
+    QUESTION,
+    ROOT,
+    Hook,
+    asked,
+    ended_at_the_gateway,
+    payload,
+    pending,
+    quiet,
+    specific,
+    turn_payload,
+)
 
-from midturn import AsyncClient, Interaction
-
-ADMIN = "hook-admin-token-0123456789abcdef"
-ROOT = Path(__file__).resolve().parents[2]
-QUESTION = "Which database should the service use?"
-ASK_INPUT: dict[str, Any] = {
-    "questions": [
-        {
-            "question": QUESTION,
-            "header": "Database",
-            "options": [
-                {"label": "PostgreSQL", "description": "Managed, scales out"},
-                {"label": "SQLite", "description": "Embedded, zero setup"},
-            ],
-            "multiSelect": False,
-        },
-        {
-            "question": "Which regions should it run in?",
-            "header": "Regions",
-            "options": [
-                {"label": "EU", "description": "Frankfurt"},
-                {"label": "US", "description": "Virginia"},
-            ],
-            "multiSelect": True,
-        },
-    ]
-}
-
-
-def payload(event: str, tool: str, tool_input: dict[str, Any], call: str) -> dict[str, Any]:
-    """A hook payload as Claude Code documents it (common fields, then the tool's)."""
-    return {
-        "session_id": "5c1d0e2a-claude-session",
-        "transcript_path": "/home/dev/.claude/projects/billing/5c1d0e2a.jsonl",
-        "cwd": "/home/dev/src/billing-api",
-        "permission_mode": "default",
-        "hook_event_name": event,
-        "tool_name": tool,
-        "tool_input": tool_input,
-        "tool_use_id": call,
-    }
+from midturn import AsyncClient
 
 
 @pytest.fixture
@@ -72,61 +47,6 @@ def gateway(tmp_path: Path) -> Iterator[LiveGateway]:
 async def person(gateway: LiveGateway) -> AsyncIterator[AsyncClient]:
     async with AsyncClient(gateway.url, ADMIN) as client:
         yield client
-
-
-class Hook:
-    """`midturn hook claude-code` started with a payload on stdin."""
-
-    def __init__(self, state: Path, gateway: str, data: dict[str, Any], **env: str) -> None:
-        environment = {
-            **os.environ,
-            "MIDTURN_GATEWAY": gateway,
-            "MIDTURN_TOKEN": ADMIN,
-            "MIDTURN_HOOK_STATE_DIR": str(state),
-            "PYTHONPATH": str(ROOT / "src"),
-            **env,
-        }
-        environment.pop("MIDTURN_AGENT_TOKEN", None)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "midturn.cli", "hook", "claude-code"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=environment,
-        )
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(data).encode())
-        self.process.stdin.close()
-
-    async def output(self) -> tuple[int, dict[str, Any] | None, str]:
-        """Exit code, the parsed stdout (None when empty) and stderr, once it exits."""
-        code = await asyncio.to_thread(self.process.wait, SAFETY_S * 3)
-        assert self.process.stdout is not None and self.process.stderr is not None
-        out = self.process.stdout.read().decode()
-        err = self.process.stderr.read().decode()
-        self.process.stdout.close()
-        self.process.stderr.close()
-        return code, json.loads(out) if out.strip() else None, err
-
-
-REQUESTED = {"user_question_requested", "permission_requested"}
-
-
-async def asked(person: AsyncClient) -> Interaction:
-    """The first interaction announced on the event stream that is still pending."""
-    async with asyncio.timeout(SAFETY_S * 2):
-        async for event in person.events():
-            if event.type in REQUESTED and event.interaction_id is not None:
-                found = await person.get(event.interaction_id)
-                if found.pending:
-                    return found
-    raise AssertionError("the event stream ended")  # pragma: no cover
-
-
-def specific(output: dict[str, Any] | None) -> dict[str, Any]:
-    assert output is not None
-    found: dict[str, Any] = output["hookSpecificOutput"]
-    return found
 
 
 async def test_ask_user_question_is_answered_from_the_inbox_keyed_by_question_text(
@@ -279,23 +199,102 @@ async def test_a_malformed_question_is_denied_with_problems_the_model_can_fix(
     assert await person.inbox() == []
 
 
-def test_the_settings_json_in_the_docs_is_valid_and_names_the_command() -> None:
+async def test_the_settings_json_in_the_docs_is_valid_and_every_entry_runs(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    """The page's `settings.json` registers the hook for every event it handles, each
+    entry's command runs as Claude Code would run it for that event, and the whole turn
+    (prompt, a permission allowed for the turn, its next call, stop) works through it."""
     page = (ROOT / "docs" / "adapters" / "claude-code.md").read_text()
     blocks = re.findall(r"```json\n(.*?)```", page, re.S)
     settings = json.loads(blocks[0])
-    commands = [
-        hook["command"]
-        for entries in settings["hooks"].values()
-        for entry in entries
-        for hook in entry["hooks"]
-    ]
-    assert set(settings["hooks"]) == {"PreToolUse", "PermissionRequest"}
-    assert commands and all(c.startswith("midturn hook claude-code") for c in commands)
-    shown = subprocess.run(
-        [sys.executable, "-m", "midturn.cli", *commands[0].split()[1:], "--help"],
+    assert set(settings["hooks"]) == {"PreToolUse", "PermissionRequest", "UserPromptSubmit", "Stop"}
+    entries = {
+        event: [hook for entry in found for hook in entry["hooks"]]
+        for event, found in settings["hooks"].items()
+    }
+    assert all(h["type"] == "command" for hooks in entries.values() for h in hooks)
+    commands = {event: hooks[0]["command"].split() for event, hooks in entries.items()}
+    assert all(c[:3] == ["midturn", "hook", "claude-code"] for c in commands.values())
+    matchers = {e["matcher"] for e in settings["hooks"]["PreToolUse"]}
+    assert "AskUserQuestion" in matchers
+
+    def hook(event: str, data: dict[str, Any]) -> Hook:
+        return Hook(tmp_path, gateway.url, data, args=commands[event][3:])
+
+    await quiet(tmp_path, gateway.url, turn_payload("UserPromptSubmit", prompt="Build it"))
+    first = hook("PermissionRequest", payload("PermissionRequest", "Bash", BUILD, "toolu_1a"))
+    (request,) = await pending(person, 1)
+    await person.decide(request.id, "allow_for_turn")
+    _, output, _ = await first.output()
+    assert specific(output)["decision"]["behavior"] == "allow"
+    _, output, _ = await hook(
+        "PermissionRequest", payload("PermissionRequest", "Bash", BUILD, "toolu_1b")
+    ).output()
+    assert specific(output)["decision"]["behavior"] == "allow"  # the same turn: not asked
+    code, output, err = await hook("Stop", turn_payload("Stop", stop_hook_active=False)).output()
+    assert (code, output) == (0, None), err
+    assert request.turn_id is not None
+    assert await ended_at_the_gateway(person, request.session_id, request.turn_id)
+    question = hook("PreToolUse", payload("PreToolUse", "AskUserQuestion", ASK_INPUT, "toolu_1c"))
+    (ask,) = await pending(person, 1)
+    await person.answer(ask.id, {"answers": {"Database": "SQLite", "Regions": ["EU"]}})
+    _, output, _ = await question.output()
+    assert specific(output)["permissionDecision"] == "allow"
+    shown = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "midturn.cli", *commands["PreToolUse"][1:], "--help"],
         capture_output=True,
         text=True,
         check=True,
         env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
     )
-    assert "PreToolUse" in shown.stdout
+    assert "PreToolUse" in shown.stdout and "UserPromptSubmit" in shown.stdout
+
+
+async def test_the_interaction_says_who_asks_and_what_claude_was_doing(
+    gateway: LiveGateway, person: AsyncClient, tmp_path: Path
+) -> None:
+    """The hook reads the end of Claude Code's transcript: the newest assistant text
+    becomes the context's `doing`, beside the agent's name and the tool call."""
+    transcript = tmp_path / "transcript.jsonl"
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "Clean up and rebuild"}},
+        {
+            "type": "assistant",
+            "message": {"content": [{"type": "text", "text": "Old text, not the newest."}]},
+        },
+        {
+            "type": "assistant",
+            "message": {
+                "content": [
+                    {"type": "text", "text": "The build folder is stale; removing it first."},
+                    {"type": "tool_use", "id": "toolu_60", "name": "Bash", "input": {}},
+                ]
+            },
+        },
+        {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "x"}]}},
+    ]
+    transcript.write_text("\n".join(json.dumps(line) for line in lines) + "\n{cut")
+    command = {"command": "rm -rf build/"}
+    data = payload("PreToolUse", "Bash", command, "toolu_60")
+    data |= {"transcript_path": str(transcript), "agent_id": "a1", "agent_type": "cleaner"}
+    hook = Hook(tmp_path, gateway.url, data)
+    request = await asked(person)
+    assert request.context is not None
+    assert request.context.agent == "Claude Code · cleaner"
+    assert request.context.doing == "The build folder is stale; removing it first."
+    assert request.context.tool is not None and request.context.tool.name == "Bash"
+    assert json.loads(request.context.tool.input or "") == command
+    await person.decide(request.id, "deny", message="not now")
+    _, output, _ = await hook.output()
+    assert specific(output)["permissionDecision"] == "deny"
+
+
+def test_a_missing_or_unreadable_transcript_gives_no_doing(tmp_path: Path) -> None:
+    from midturn._hook_claude_code import last_assistant_text
+
+    assert last_assistant_text("") is None
+    assert last_assistant_text(str(tmp_path / "absent.jsonl")) is None
+    (tmp_path / "junk.jsonl").write_bytes(b"\xff\xfe not json\n[1, 2]\n")
+    assert last_assistant_text(str(tmp_path / "junk.jsonl")) is None

@@ -88,10 +88,12 @@ def test_ask_refuses_an_answer_token_with_a_usage_error(gateway: str) -> None:
     assert "from MIDTURN_TOKEN" in asker.text and creds.answer_token not in asker.raw
 
 
-def test_ask_without_any_token_says_where_one_can_come_from(gateway: str) -> None:
-    asker = Pty([*ASK, "--gateway", gateway])
+def test_ask_without_any_token_says_where_one_can_come_from(gateway: str, tmp_path: Path) -> None:
+    asker = Pty([*ASK, "--gateway", gateway], cwd=str(tmp_path))
     assert asker.finish() == 2
-    assert "--token-file" in asker.text and "MIDTURN_AGENT_TOKEN" in asker.text
+    said = asker.text.replace("\n", "")  # the message wraps on the terminal
+    assert "--token-file" in said and "MIDTURN_AGENT_TOKEN" in said
+    assert "There is no .midturn/admin_token here either" in said
 
 
 def test_a_missing_token_file_is_a_usage_error(gateway: str, tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ def test_each_schema_type_becomes_its_kind_of_question() -> None:
         0,
         False,
     )
-    assert color.labels == ["Red", "Blue"] and color.header == "Favourite"
+    assert color.labels == ["Red", "Blue"] and color.header == "Colour"  # "Favourite colour"
     assert size.labels == ["Small", "Medium"]  # the legacy enumNames
     assert (tags.multi, tags.min_choices, tags.max_choices, tags.recommended) == (True, 1, 2, 1)
 

@@ -89,6 +89,7 @@ async def test_serve_prints_the_inbox_url_and_stops_cleanly_on_a_signal(
             db,
             "--port",
             "0",
+            "--access-log",
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             env=env,

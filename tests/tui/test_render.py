@@ -123,3 +123,16 @@ def test_an_options_preview_shows_as_text_under_the_option_at_the_cursor() -> No
     screen = plain(render_picker(state, 80))
     assert "| Nav | Content |" not in screen
     assert "[tabs]" in screen and "\x1b" not in screen and "\x07" not in screen
+
+
+def test_the_key_list_opens_only_where_the_question_still_fits() -> None:
+    state = PickerState(ask_of(choice("db", "Database", "Which database?", ["PG", "SQLite"])))
+    assert state.toggle_keys()
+    roomy = plain(render_picker(state, 80, 40))
+    assert "Keys:" in roomy and "pick that option" in roomy and "Which database?" in roomy
+    short = render_picker(state, 80, 12)
+    screen = plain(short)
+    assert "Keys:" not in screen
+    assert "The terminal is too short to list every key." in screen
+    assert "Which database?" in screen and "1. PG" in screen and "? keys" in screen
+    assert len(short) <= 12

@@ -13,6 +13,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -184,14 +185,16 @@ class PageErrors:
     dialogs: list[str]
 
 
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    """A fresh page (its own context: no shared storage) at the default 1280×720. Any
+@contextmanager
+def open_page(browser: Any, **context_options: Any) -> Iterator[Any]:
+    """A fresh page in its own context (no shared storage), 1280×720 unless
+    `context_options` say otherwise (`viewport`, `has_touch`, `color_scheme`, …). Any
     uncaught script error, CSP violation or dialog on it fails the test."""
     from playwright.sync_api import expect
 
     expect.set_options(timeout=SAFETY_S * 1000)
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    context_options.setdefault("viewport", {"width": 1280, "height": 720})
+    context = browser.new_context(**context_options)
     opened = context.new_page()
     seen = PageErrors([], [])
     opened.on("pageerror", lambda error: seen.errors.append(str(error)))
@@ -212,6 +215,47 @@ def page(browser: Any) -> Iterator[Any]:
     context.close()
     assert not seen.errors, f"script errors on the page: {seen.errors}"
     assert not seen.dialogs, f"the page opened dialogs: {seen.dialogs}"
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh page at the default 1280×720 (see `open_page`)."""
+    with open_page(browser) as opened:
+        yield opened
+
+
+# -- accessibility ----------------------------------------------------------------------
+
+AXE = Path(__file__).parent / "vendor" / "axe.min.js"
+
+
+def axe_violations(page: Any) -> list[dict[str, Any]]:
+    """The serious and critical axe-core violations on the page as it is now. axe-core
+    (tests/web/vendor, for the tests only) is evaluated through the DevTools protocol,
+    which the page's CSP does not govern, so the page itself stays as shipped."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.evaluate(AXE.read_text(encoding="utf-8"))
+    found: list[dict[str, Any]] = page.evaluate(
+        """async () => {
+            const result = await axe.run(document, { resultTypes: ["violations"] });
+            return result.violations
+                .filter((v) => v.impact === "serious" || v.impact === "critical")
+                .map((v) => ({
+                    id: v.id,
+                    impact: v.impact,
+                    help: v.help,
+                    nodes: v.nodes.map((n) => n.target.join(" ") + " :: " + n.failureSummary),
+                }));
+        }"""
+    )
+    return found
+
+
+def assert_accessible(page: Any, where: str) -> None:
+    found = axe_violations(page)
+    assert not found, f"axe-core on {where}: " + "\n".join(
+        f"{v['impact']} {v['id']} ({v['help']}): {v['nodes']}" for v in found
+    )
 
 
 def answer_url(gateway: LiveGateway, session: Session) -> str:

@@ -174,11 +174,17 @@ def test_the_journey_with_a_mouse(
 
 
 def focused(page: Page) -> str:
+    """The focused control's label: its aria-label, else its text without the parts
+    hidden from assistive technology (the number-key hints), else its value."""
     return str(
         page.evaluate(
-            "document.activeElement.getAttribute('aria-label') || "
-            "document.activeElement.textContent.trim() || "
-            "document.activeElement.value || ''"
+            """() => {
+                const node = document.activeElement;
+                const copy = node.cloneNode(true);
+                for (const hidden of copy.querySelectorAll("[aria-hidden=true]")) hidden.remove();
+                const text = copy.textContent.trim();
+                return node.getAttribute("aria-label") || text || node.value || "";
+            }"""
         )
     )
 

@@ -42,3 +42,13 @@ def test_no_module_writes_markup_from_strings() -> None:
             source = path.read_text(encoding="utf-8")
             for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
                 assert sink not in source, f"{path.name} uses {sink}"
+
+
+def test_the_accessibility_checker_is_not_shipped() -> None:
+    """axe-core is vendored under tests/web/vendor for the tests only."""
+    web = files("midturn") / "web"
+    shipped = [path.name for path in web.iterdir()]
+    assert not [name for name in shipped if "axe" in name.lower()], shipped
+    assert {"manifest.webmanifest", "icons"} <= set(shipped)
+    icons = {path.name for path in (web / "icons").iterdir()}
+    assert {"icon.svg", "icon-192.png", "icon-512.png", "icon-maskable-512.png"} <= icons

@@ -136,9 +136,11 @@ def test_a_bad_token_says_what_to_do(page: Page, gateway: LiveGateway) -> None:
     page.goto(f"{gateway.url}/#token=not-a-token")
     expect(page.locator("#problem")).to_be_visible()
     expect(page.locator("#problem-text")).not_to_be_empty()
+    # The refused token is forgotten: with no link the page asks for one.
     page.goto(f"{gateway.url}/#")
     page.reload()
-    expect(page.locator("#problem-text")).to_contain_text("#token=")
+    expect(page.locator("#signin")).to_be_visible()
+    expect(page.locator("#signin-text")).to_contain_text("#token=")
 
 
 def test_an_answer_token_cannot_open_the_admin_inbox(

@@ -101,9 +101,7 @@ def test_a_chat_message_instead_of_an_answer_redirects(
     asked = agent.ask(ONE, turn_id="t1")
     waiter = agent.wait(asked)
     page.goto(answer_url(gateway, session))
-    page.get_by_label("Reply in chat instead of answering").fill(
-        "Actually, let's use MySQL and stop asking"
-    )
+    page.get_by_label("Reply in chat instead").fill("Actually, let's use MySQL and stop asking")
     page.get_by_role("button", name="Send").click()
     settled = waiter.result(SAFETY_S)
     assert settled.status == "redirected"

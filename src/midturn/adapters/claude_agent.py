@@ -15,6 +15,12 @@ into a midturn permission, each keyed by the SDK's `tool_use_id`, and answers th
   `interrupt=True`;
 - a malformed question → deny with the problems, worded for the model to fix.
 
+Durable (`durable=True`): a `PreToolUse` hook parks the question and, while it is
+pending, answers `defer`, so Claude Code ends the run (`stop_reason: "tool_deferred"`)
+with the call kept in its transcript; the host may exit, or die, and a host that resumes
+the session gets the same hook for the same `tool_use_id`, which then finds the ask
+settled and allows with the answers. Nothing is asked twice.
+
 Runs the same on `midturn.Runtime` and `midturn.AsyncClient`.
 """
 
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import secrets
 from collections.abc import AsyncIterator
@@ -29,6 +36,11 @@ from typing import Any
 
 try:
     from claude_agent_sdk import (
+        AgentDefinition,
+        ClaudeAgentOptions,
+        DeferredToolUse,
+        HookContext,
+        HookMatcher,
         PermissionResultAllow,
         PermissionResultDeny,
         ToolPermissionContext,
@@ -73,6 +85,15 @@ class MidturnPermissions:
     once, asking no one; a call from a sub-agent (the context's `agent_id` is set) does the
     same. Wrap each query in `async with permissions.turn():` so "allow for this turn"
     covers that query and ends with it (`end_turn`; `stop_turn` when it is cancelled).
+    `options(...)` builds the `ClaudeAgentOptions` that offer the question tool only where
+    a person answers.
+
+    `durable=True` adds, through `options(...)`, a `PreToolUse` hook for the question
+    tool that defers the call while its ask is pending (the module's docstring); then
+    `wait_deferred(result.deferred_tool_use)` waits for the answer, and a query that
+    resumes the session (`resume=`) with no new prompt continues the call. A turn whose
+    question was deferred is not ended when its block is left: resume it with the same
+    turn id.
     """
 
     def __init__(
@@ -82,17 +103,88 @@ class MidturnPermissions:
         *,
         interactive: bool = True,
         turn_id: str | None = None,
+        durable: bool = False,
     ) -> None:
         self.asker = asker
         self.session_id = session_id
         self.interactive = interactive
         self.turn_id = turn_id
+        self.durable = durable
+        self._deferred: set[str] = set()  # the current turn's calls Claude Code deferred
+
+    def options(self, **fields: Any) -> ClaudeAgentOptions:
+        """`ClaudeAgentOptions(**fields)` with this callback as `can_use_tool`, and
+        `AskUserQuestion` offered only where a person can answer: disallowed for every
+        sub-agent in `agents`, and for the whole run when it is not interactive."""
+        if "can_use_tool" in fields:
+            raise TypeError("options() sets can_use_tool itself; leave it out")
+        agents: dict[str, AgentDefinition] | None = fields.pop("agents", None)
+        if agents is not None:
+            fields["agents"] = {
+                name: dataclasses.replace(
+                    agent, disallowedTools=_without_question(agent.disallowedTools)
+                )
+                for name, agent in agents.items()
+            }
+        if not self.interactive:
+            fields["disallowed_tools"] = _without_question(fields.get("disallowed_tools"))
+        if self.durable:
+            hooks = dict(fields.pop("hooks", None) or {})
+            matcher = HookMatcher(matcher=QUESTION_TOOL, hooks=[self.pre_tool_use])
+            hooks["PreToolUse"] = [*hooks.get("PreToolUse", []), matcher]
+            fields["hooks"] = hooks
+        return ClaudeAgentOptions(can_use_tool=self, **fields)
+
+    async def pre_tool_use(
+        self, input_data: Any, tool_use_id: str | None, context: HookContext
+    ) -> Any:
+        """The durable mode's `PreToolUse` hook for `AskUserQuestion`: park the question
+        (keyed by `tool_use_id`); settled → allow with the answers (or deny), pending →
+        `defer`. A question no one can answer here is denied `unavailable` at once."""
+        tool_input = input_data.get("tool_input") if isinstance(input_data, dict) else None
+        if not isinstance(tool_input, dict):
+            return {}  # not a tool call: no opinion
+        if not self.interactive or input_data.get("agent_id"):
+            return _hook_output(_unavailable(tool_input))
+        call_id = tool_use_id or input_data.get("tool_use_id")
+        try:
+            parked, _ = await self.asker.ask(
+                self.session_id,
+                tool_input,
+                dialect="claude",
+                tool_call_id=call_id,
+                turn_id=self.turn_id,
+            )
+        except InvalidAsk as error:
+            return _hook_output(PermissionResultDeny(message=str(error)))
+        if parked.pending:
+            self._deferred.add(str(call_id))
+            defer = {"hookEventName": "PreToolUse", "permissionDecision": "defer"}
+            return {"hookSpecificOutput": defer}
+        settled = await self._settle(parked.id)
+        return _hook_output(_ask_result(tool_input, settled))
+
+    async def wait_deferred(
+        self, deferred: DeferredToolUse, timeout: float | None = None
+    ) -> Settled:
+        """Wait for the question Claude Code deferred (`ResultMessage.deferred_tool_use`)
+        to settle: found by its `tool_use_id` (asked now if this store has never seen
+        it). With `timeout`, what is there after that many seconds (maybe pending)."""
+        parked, _ = await self.asker.ask(
+            self.session_id,
+            deferred.input,
+            dialect="claude",
+            tool_call_id=deferred.id,
+            turn_id=self.turn_id,
+        )
+        return await self.asker.wait(parked.id, timeout)
 
     @contextlib.asynccontextmanager
     async def turn(self, turn_id: str | None = None) -> AsyncIterator[str]:
         """One turn (a query): its grants end when the block does; a cancelled or failed
         block stops the turn, settling what it parked `cancelled`."""
         self.turn_id = turn_id or f"claude-{secrets.token_hex(8)}"
+        self._deferred.clear()
         try:
             yield self.turn_id
         except BaseException:
@@ -100,7 +192,8 @@ class MidturnPermissions:
                 await asyncio.shield(self.asker.stop_turn(self.session_id, self.turn_id))
             raise
         else:
-            await self.asker.end_turn(self.session_id, self.turn_id)
+            if not self._deferred:  # a deferred question goes on in the resumed run
+                await self.asker.end_turn(self.session_id, self.turn_id)
         finally:
             self.turn_id = None
 
@@ -110,6 +203,9 @@ class MidturnPermissions:
         if tool_name == QUESTION_TOOL:
             if not self.interactive or context.agent_id:
                 return _unavailable(tool_input)
+            # asked here, the call was not deferred after all (Claude Code defers only
+            # a step's single tool call)
+            self._deferred.discard(str(context.tool_use_id))
             return await self._ask(tool_input, context.tool_use_id)
         return await self._permission(tool_name, tool_input, context.tool_use_id)
 
@@ -133,17 +229,7 @@ class MidturnPermissions:
             )
         except InvalidAsk as error:
             return PermissionResultDeny(message=str(error))
-        settled = await self._settle(parked.id)
-        result, output = settled.interaction.result, settled.output
-        if result is None or output is None:  # pragma: no cover - a settled ask has both
-            return PermissionResultDeny(message="The question got no result.")
-        data = output.data if isinstance(output.data, dict) else {}
-        if result.outcome == "answered" and data.get("answers"):
-            updated = {**tool_input, "answers": data["answers"]}
-            if data.get("annotations"):
-                updated["annotations"] = data["annotations"]
-            return PermissionResultAllow(updated_input=updated)
-        return PermissionResultDeny(message=output.text, interrupt=result.outcome == "cancelled")
+        return _ask_result(tool_input, await self._settle(parked.id))
 
     async def _permission(
         self, tool: str, tool_input: dict[str, Any], call_id: str | None
@@ -171,6 +257,40 @@ class MidturnPermissions:
         return PermissionResultDeny(
             message=f"No one allowed this tool call ({interaction.status}); it did not run."
         )
+
+
+def _ask_result(tool_input: dict[str, Any], settled: Settled) -> PermissionResult:
+    """A settled question as the SDK's answer: allow with the answers keyed by the full
+    question text, else deny with the result text (never consent without answers)."""
+    result, output = settled.interaction.result, settled.output
+    if result is None or output is None:  # pragma: no cover - a settled ask has both
+        return PermissionResultDeny(message="The question got no result.")
+    data = output.data if isinstance(output.data, dict) else {}
+    if result.outcome == "answered" and data.get("answers"):
+        updated = {**tool_input, "answers": data["answers"]}
+        if data.get("annotations"):
+            updated["annotations"] = data["annotations"]
+        return PermissionResultAllow(updated_input=updated)
+    return PermissionResultDeny(message=output.text, interrupt=result.outcome == "cancelled")
+
+
+def _hook_output(decision: PermissionResult) -> dict[str, Any]:
+    """A `can_use_tool` answer as `PreToolUse` hook output."""
+    specific: dict[str, Any] = {"hookEventName": "PreToolUse"}
+    if isinstance(decision, PermissionResultAllow):
+        specific.update(permissionDecision="allow", updatedInput=decision.updated_input)
+        return {"hookSpecificOutput": specific}
+    specific.update(permissionDecision="deny", permissionDecisionReason=decision.message)
+    output: dict[str, Any] = {"hookSpecificOutput": specific}
+    if decision.interrupt:
+        output.update(continue_=False, stopReason="The turn was stopped in midturn.")
+    return output
+
+
+def _without_question(tools: list[str] | None) -> list[str]:
+    """A disallowed-tools list that holds the question tool."""
+    found = list(tools or [])
+    return found if QUESTION_TOOL in found else [*found, QUESTION_TOOL]
 
 
 def _unavailable(tool_input: dict[str, Any]) -> PermissionResult:

@@ -28,12 +28,22 @@ from midturn.client._async import (
     AsyncClient,
     Page,
     SessionCredentials,
+    SessionInfo,
 )
+from midturn.contract._context import ContextInput
+from midturn.contract._history import HistoryEntry, HistoryPage
 from midturn.contract._interactions import Decision, Event, Interaction, InteractionKind, Risk
 from midturn.contract._ports import Parked, Settled
 from midturn.errors import UsageError
 
-__all__ = ["DEFAULT_GATEWAY_URL", "AsyncClient", "Client", "Page", "SessionCredentials"]
+__all__ = [
+    "DEFAULT_GATEWAY_URL",
+    "AsyncClient",
+    "Client",
+    "Page",
+    "SessionCredentials",
+    "SessionInfo",
+]
 
 T = TypeVar("T")
 
@@ -95,6 +105,7 @@ class Client:
         tool_call_id: str | None = None,
         turn_id: str | None = None,
         wait: float = 0,
+        context: ContextInput | None = None,
     ) -> Parked:
         return self._run(
             self._async.ask(
@@ -104,6 +115,7 @@ class Client:
                 tool_call_id=tool_call_id,
                 turn_id=turn_id,
                 wait=wait,
+                context=context,
             )
         )
 
@@ -130,6 +142,7 @@ class Client:
         tool_call_id: str | None = None,
         turn_id: str | None = None,
         timeout: float | None = None,
+        context: ContextInput | None = None,
     ) -> Settled:
         return self._run(
             self._async.ask_and_wait(
@@ -139,6 +152,7 @@ class Client:
                 tool_call_id=tool_call_id,
                 turn_id=turn_id,
                 timeout=timeout,
+                context=context,
             )
         )
 
@@ -159,6 +173,7 @@ class Client:
         tool_call_id: str | None = None,
         turn_id: str | None = None,
         timeout_s: float | None = None,
+        context: ContextInput | None = None,
     ) -> Parked:
         return self._run(
             self._async.request_permission(
@@ -170,6 +185,7 @@ class Client:
                 tool_call_id=tool_call_id,
                 turn_id=turn_id,
                 timeout_s=timeout_s,
+                context=context,
             )
         )
 
@@ -207,6 +223,36 @@ class Client:
     def iter_inbox(self, *, page_size: int = PAGE_SIZE) -> Iterator[Interaction]:
         """The inbox, a page at a time (see `AsyncClient.iter_inbox`)."""
         return self._iter_pages(lambda cursor: self.inbox_page(limit=page_size, cursor=cursor))
+
+    def session(self, session_id: str) -> SessionInfo:
+        return self._run(self._async.session(session_id))
+
+    def history_page(
+        self,
+        session_id: str,
+        *,
+        query: str = "",
+        limit: int = PAGE_SIZE,
+        cursor: str | None = None,
+    ) -> HistoryPage:
+        return self._run(
+            self._async.history_page(session_id, query=query, limit=limit, cursor=cursor)
+        )
+
+    def iter_history(
+        self, session_id: str, *, query: str = "", page_size: int = PAGE_SIZE
+    ) -> Iterator[HistoryEntry]:
+        """The session's history, a page at a time (see `AsyncClient.iter_history`)."""
+        cursor: str | None = None
+        while True:
+            page = self.history_page(session_id, query=query, limit=page_size, cursor=cursor)
+            yield from page.entries
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    def export_history(self, session_id: str, *, query: str = "") -> str:
+        return self._run(self._async.export_history(session_id, query=query))
 
     @staticmethod
     def _iter_pages(fetch: Callable[[str | None], Page]) -> Iterator[Interaction]:

@@ -10,6 +10,7 @@ import asyncio
 import json
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
 
@@ -17,6 +18,8 @@ import httpx
 from pydantic import BaseModel, SecretStr
 
 from midturn.client._sse import read_frames
+from midturn.contract._context import ContextInput, InteractionContext
+from midturn.contract._history import HistoryEntry, HistoryPage
 from midturn.contract._interactions import Decision, Event, Interaction, InteractionKind, Risk
 from midturn.contract._models import ToolOutput
 from midturn.contract._ports import Parked, Settled
@@ -59,6 +62,25 @@ class SessionCredentials(BaseModel):
     agent_token: str
     answer_token: str
     answer_url: str
+
+
+class SessionInfo(BaseModel):
+    """What `session` returns: the session's id, creation time, title (`meta.title` when
+    it is text) and the meta given at creation."""
+
+    session_id: str
+    created_at: datetime
+    title: str | None
+    meta: dict[str, Any]
+
+
+def _with_context(body: dict[str, Any], context: ContextInput | None) -> dict[str, Any]:
+    """The body with `context` when one is given (validated here, so a malformed one
+    fails before the request); without one the body is what older gateways take."""
+    if context is not None:
+        given = context if isinstance(context, InteractionContext) else dict(context)
+        body["context"] = InteractionContext.model_validate(given).model_dump(mode="json")
+    return body
 
 
 def _error_from(response: httpx.Response) -> Exception:
@@ -238,18 +260,22 @@ class AsyncClient:
         tool_call_id: str | None = None,
         turn_id: str | None = None,
         wait: float = 0,
+        context: ContextInput | None = None,
     ) -> Parked:
         """Park an ask (raises `InvalidAsk`): `Parked(interaction, created)`; a repeated
         `tool_call_id` returns the existing ask (`created=False`). With `wait` (≤ 60 s)
         the same request long-polls for the result (`ask_and_wait` returns its output)."""
         if not 0 <= wait <= MAX_WAIT_S:
             raise UsageError(f"wait={wait} is out of range; use 0–60 seconds")
-        body = {
-            "tool_input": tool_input,
-            "dialect": dialect,
-            "tool_call_id": tool_call_id,
-            "turn_id": turn_id,
-        }
+        body = _with_context(
+            {
+                "tool_input": tool_input,
+                "dialect": dialect,
+                "tool_call_id": tool_call_id,
+                "turn_id": turn_id,
+            },
+            context,
+        )
         status, reply = await self._call_status(
             "POST",
             f"/v1/sessions/{session_id}/asks",
@@ -318,6 +344,7 @@ class AsyncClient:
         tool_call_id: str | None = None,
         turn_id: str | None = None,
         timeout: float | None = None,
+        context: ContextInput | None = None,
     ) -> Settled:
         """Park an ask and wait for it to settle (see `ask` and `wait`); the first
         minute of waiting rides on the creating request."""
@@ -326,12 +353,15 @@ class AsyncClient:
         first = MAX_WAIT_S if timeout is None else min(MAX_WAIT_S, max(0.0, timeout))
         if not 0 <= first <= MAX_WAIT_S:
             raise UsageError(f"wait={first} is out of range; use 0–60 seconds")
-        body = {
-            "tool_input": tool_input,
-            "dialect": dialect,
-            "tool_call_id": tool_call_id,
-            "turn_id": turn_id,
-        }
+        body = _with_context(
+            {
+                "tool_input": tool_input,
+                "dialect": dialect,
+                "tool_call_id": tool_call_id,
+                "turn_id": turn_id,
+            },
+            context,
+        )
         reply = await self._call(
             "POST",
             f"/v1/sessions/{session_id}/asks",
@@ -376,17 +406,21 @@ class AsyncClient:
         tool_call_id: str | None = None,
         turn_id: str | None = None,
         timeout_s: float | None = None,
+        context: ContextInput | None = None,
     ) -> Parked:
         """Park a permission request (agent token): `Parked(interaction, created)`."""
-        body = {
-            "tool": tool,
-            "summary": summary,
-            "risk": risk,
-            "details": details,
-            "tool_call_id": tool_call_id,
-            "turn_id": turn_id,
-            "timeout_s": timeout_s,
-        }
+        body = _with_context(
+            {
+                "tool": tool,
+                "summary": summary,
+                "risk": risk,
+                "details": details,
+                "tool_call_id": tool_call_id,
+                "turn_id": turn_id,
+                "timeout_s": timeout_s,
+            },
+            context,
+        )
         status, reply = await self._call_status(
             "POST", f"/v1/sessions/{session_id}/permissions", json_body=body
         )
@@ -467,6 +501,56 @@ class AsyncClient:
             if page.next_cursor is None:
                 return
             cursor = page.next_cursor
+
+    # -- labels and history -------------------------------------------------------------
+
+    async def session(self, session_id: str) -> SessionInfo:
+        """The session's label: its title and the meta given at creation (admin, or the
+        session's own agent or answer token)."""
+        return SessionInfo.model_validate(await self._call("GET", f"/v1/sessions/{session_id}"))
+
+    async def history_page(
+        self,
+        session_id: str,
+        *,
+        query: str = "",
+        limit: int = PAGE_SIZE,
+        cursor: str | None = None,
+    ) -> HistoryPage:
+        """One page of the session's history (settled questions and decisions, oldest
+        first, those matching every word of `query`); `next_cursor` goes on. A page
+        may hold fewer entries than `limit` while `next_cursor` is set."""
+        params: dict[str, Any] = {"limit": limit}
+        if query:
+            params["q"] = query
+        if cursor is not None:
+            params["cursor"] = cursor
+        reply = await self._call("GET", f"/v1/sessions/{session_id}/history", params=params)
+        return HistoryPage.model_validate(reply)
+
+    async def iter_history(
+        self, session_id: str, *, query: str = "", page_size: int = PAGE_SIZE
+    ) -> AsyncGenerator[HistoryEntry, None]:
+        """The whole history of the session (matching `query`), a page at a time."""
+        cursor: str | None = None
+        while True:
+            page = await self.history_page(session_id, query=query, limit=page_size, cursor=cursor)
+            for entry in page.entries:
+                yield entry
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    async def export_history(self, session_id: str, *, query: str = "") -> str:
+        """The session's history (matching `query`) as JSON Lines text, as the gateway
+        exports it (`?format=jsonl`)."""
+        params: dict[str, Any] = {"format": "jsonl"}
+        if query:
+            params["q"] = query
+        response = await self._http.get(f"/v1/sessions/{session_id}/history", params=params)
+        if response.status_code >= 400:
+            raise _error_from(response)
+        return response.text
 
     # -- events -------------------------------------------------------------------------
 

@@ -3,6 +3,8 @@ ports every surface codes against (`Asker`, `Answerer`; docs/ports.md)."""
 
 from midturn._public import publish as _publish
 from midturn.contract._api import parse_answer, parse_ask, render
+from midturn.contract._context import InteractionContext, ToolCallContext
+from midturn.contract._history import HistoryEntry, HistoryPage
 from midturn.contract._interactions import (
     Event,
     Interaction,
@@ -51,7 +53,10 @@ __all__ = [
     "Asker",
     "Dialect",
     "Event",
+    "HistoryEntry",
+    "HistoryPage",
     "Interaction",
+    "InteractionContext",
     "Limits",
     "NewEvent",
     "Option",
@@ -63,6 +68,7 @@ __all__ = [
     "Settled",
     "SyncAnswerer",
     "SyncAsker",
+    "ToolCallContext",
     "ToolOutput",
     "get_dialect",
     "load_dialect_entry_points",

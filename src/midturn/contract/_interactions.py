@@ -10,6 +10,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from midturn.contract._context import InteractionContext
 from midturn.contract._models import Ask, AskResult
 
 __all__ = [
@@ -95,7 +96,8 @@ class Interaction(_Model):
 
     `status` is `pending` until it settles, exactly once, into one terminal status. An ask
     carries `ask` and, once settled, `result`; a permission carries `permission` and, once
-    settled, `decision`. Nothing here ever holds a secret value.
+    settled, `decision`. `context` is what the host said about who is asking (the agent,
+    what it was doing, the tool call), or None. Nothing here ever holds a secret value.
     """
 
     id: str
@@ -108,6 +110,7 @@ class Interaction(_Model):
     settled_at: datetime | None = None
     deadline: datetime | None = None
     settled_by: str | None = None
+    context: InteractionContext | None = None
     dialect: str = "midturn"
     ask: Ask | None = None
     result: AskResult | None = None

@@ -4,6 +4,10 @@ derived from the question text.
 
 How a missing header is derived (the rules a user can rely on):
 
+- First, the question's key noun phrase, fitted to the limit in whole words
+  (`_headers.py`: "Enable caching for the API responses?" -> "Caching", "Which test
+  framework do you prefer?" -> "Framework"). When it finds none that fits, the rules
+  below take the question's first words.
 - Words are taken from the question with leading and trailing filler words dropped
   ("Which", "should", "the", ...), so "Which database should the service use?" gives
   "Database" rather than "Which".
@@ -21,6 +25,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+
+from midturn.contract._headers import key_phrase
 
 __all__ = [
     "derive_header",
@@ -178,7 +184,11 @@ def _capital(text: str) -> str:
 
 
 def derive_header(question: str, limit: int) -> str:
-    """A short chip label for a question that came without one (see the module notes)."""
+    """A short chip label for a question that came without one: its key noun phrase
+    (`contract/_headers.py`), else its first words (see the module notes)."""
+    phrase = key_phrase(question, limit)
+    if phrase:
+        return _capital(phrase)
     words = _content_words(question)
     if not words:
         return ""

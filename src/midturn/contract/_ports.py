@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from midturn.contract._api import render
+from midturn.contract._context import ContextInput
 from midturn.contract._interactions import (
     Decision,
     Event,
@@ -133,7 +134,8 @@ class Asker(Protocol):
     turn asks nothing twice). `ask` raises `InvalidAsk` (nothing stored, nothing shown)
     with problems worded for the model. `wait` returns once the interaction settles, or
     with it still pending after `timeout` seconds (`None`: no limit). Without a
-    `turn_id` an interaction is a turn of its own, which no grant outlives. `stop_turn`
+    `turn_id` an interaction is a turn of its own, which no grant outlives. `context` says
+    who is asking (the agent, what it was doing, the tool call; docs/contract.md). `stop_turn`
     and `end_turn` end a turn (stopped, or finished): its grants end, and whatever it
     parks later settles `cancelled` at once (docs/runtime.md).
     """
@@ -146,6 +148,7 @@ class Asker(Protocol):
         dialect: str = "midturn",
         tool_call_id: str | None = None,
         turn_id: str | None = None,
+        context: ContextInput | None = None,
     ) -> Parked: ...
 
     async def request_permission(
@@ -159,6 +162,7 @@ class Asker(Protocol):
         tool_call_id: str | None = None,
         turn_id: str | None = None,
         timeout_s: float | None = None,
+        context: ContextInput | None = None,
     ) -> Parked: ...
 
     async def wait(self, interaction_id: str, timeout: float | None = None) -> Settled: ...
@@ -209,6 +213,7 @@ class SyncAsker(Protocol):
         dialect: str = "midturn",
         tool_call_id: str | None = None,
         turn_id: str | None = None,
+        context: ContextInput | None = None,
     ) -> Parked: ...
 
     def request_permission(
@@ -222,6 +227,7 @@ class SyncAsker(Protocol):
         tool_call_id: str | None = None,
         turn_id: str | None = None,
         timeout_s: float | None = None,
+        context: ContextInput | None = None,
     ) -> Parked: ...
 
     def wait(self, interaction_id: str, timeout: float | None = None) -> Settled: ...

@@ -1,4 +1,4 @@
-"""`python -m midturn.gateway [--db URL] [--host H] [--port N]`."""
+"""`python -m midturn.gateway [--db URL] [--host H] [--port N] [--access-log]`."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--db", default=DEFAULT_DB_URL, help="store URL (default: %(default)s)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    parser.add_argument(
+        "--access-log", action="store_true", help="log one JSON line per request to stderr"
+    )
     args = parser.parse_args(argv)
-    serve(args.db, args.host, args.port)
+    serve(args.db, args.host, args.port, access_log=args.access_log)
 
 
 if __name__ == "__main__":

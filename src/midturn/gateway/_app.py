@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mimetypes
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,13 @@ from fastapi.responses import FileResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 
 from midturn.errors import NotFound
-from midturn.gateway import _routes_asks, _routes_permissions, _routes_sessions, _sse
+from midturn.gateway import (
+    _routes_asks,
+    _routes_history,
+    _routes_permissions,
+    _routes_sessions,
+    _sse,
+)
 from midturn.gateway._auth import TokenAuthority
 from midturn.gateway._errors import install_error_handlers
 from midturn.gateway._middleware import GatewayMiddleware
@@ -21,6 +28,8 @@ from midturn.store import Store
 __all__ = ["WEB_DIR", "create_app"]
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+# The inbox's web app manifest, whatever the host's MIME table says (browsers want it).
+mimetypes.add_type("application/manifest+json", ".webmanifest")
 
 
 def create_app(
@@ -57,7 +66,7 @@ def create_app(
     app.state.gateway = state
     install_error_handlers(app)
     # the router tries routes in order: the round trip's routes (asks) first
-    for module in (_routes_asks, _routes_permissions, _routes_sessions, _sse):
+    for module in (_routes_asks, _routes_permissions, _routes_sessions, _routes_history, _sse):
         app.include_router(module.router)
 
     if mcp_state_key is not None:

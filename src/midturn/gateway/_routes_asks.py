@@ -56,6 +56,7 @@ async def create_ask(
         turn_id=body.turn_id,
         dialect=body.dialect,
         tool_call_id=body.tool_call_id,
+        context=body.context,
     )
     state.remember(interaction)
     if interaction.pending and wait == 0:

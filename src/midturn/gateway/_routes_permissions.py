@@ -50,6 +50,7 @@ async def request_permission(
         details=body.details,
         tool_call_id=body.tool_call_id,
         timeout_s=body.timeout_s,
+        context=body.context,
     )
     state.remember(interaction)
     if interaction.pending and wait == 0:

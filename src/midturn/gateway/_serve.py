@@ -26,6 +26,7 @@ import uvicorn
 from midturn.errors import UsageError
 from midturn.gateway._app import create_app
 from midturn.gateway._auth import new_admin_token
+from midturn.gateway._port import bind_sockets, check_port
 from midturn.gateway._protocol import JsonErrorsH11Protocol
 from midturn.gateway._state import GatewayState, StreamLimits
 from midturn.runtime import Runtime
@@ -93,17 +94,22 @@ class _JsonLogFormatter(logging.Formatter):
         return _LINE_ENCODER.encode(fields)
 
 
-def _configure_logging(access_log: bool) -> None:
+def _configure_logging(access_log: bool, level: str = "warning") -> None:
     """JSON lines on stderr for the gateway's loggers (set up once, only if the host has
-    not configured them): one per request when `access_log`, and errors."""
+    not configured them): one per request when `access_log`, and what `level` lets
+    through (warnings and errors by default). Requests are logged only with
+    `access_log`, whatever the level."""
     logger = logging.getLogger("midturn.gateway")
     if logger.handlers:
         return
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_JsonLogFormatter())
     logger.addHandler(handler)
-    logger.setLevel(logging.INFO if access_log else logging.WARNING)
+    threshold = logging.getLevelNamesMapping().get(level.upper(), logging.WARNING)
+    logger.setLevel(threshold)
     logger.propagate = False
+    access = logging.getLogger("midturn.gateway.access")
+    access.setLevel(logging.INFO if access_log else logging.WARNING)
 
 
 def _settle_collector() -> None:
@@ -184,6 +190,11 @@ def _mcp_state_key(data_dir: Path) -> bytes | None:
     return load_state_key(data_dir)
 
 
+def _close_all(sockets: list[Any]) -> None:
+    for sock in sockets:
+        sock.close()
+
+
 def _print(line: str) -> None:
     print(line, flush=True)
 
@@ -209,8 +220,9 @@ async def run_server(
 ) -> None:
     """Run the gateway until stopped. `on_ready(base_url)` is called once it listens;
     `on_server(server)` hands out the server so a caller can `stop()` it; `log_level` is
-    uvicorn's; `access_log` writes one JSON line per request to stderr. The stream bounds
-    default to `MIDTURN_STREAM_BUFFER_BYTES` / `MIDTURN_MAX_STREAMS_PER_TOKEN` /
+    the threshold of uvicorn's and the gateway's logs; `access_log` writes one JSON line
+    per request to stderr, whatever the level. The stream bounds default to
+    `MIDTURN_STREAM_BUFFER_BYTES` / `MIDTURN_MAX_STREAMS_PER_TOKEN` /
     `MIDTURN_STREAM_WRITE_TIMEOUT_S`, else 1 MiB, 32 and 60 s (docs/protocol.md).
 
     The announcement prints the admin token only when this start generated it; a token
@@ -222,7 +234,8 @@ async def run_server(
     `<data>/pruned-decisions.jsonl`); None keeps everything."""
     if not 0 <= port <= 65535:
         raise UsageError(f"port {port} is out of range; use 0–65535 (0 picks a free port)")
-    _configure_logging(access_log)
+    check_port(host, port)  # a taken port is a clear message, not uvicorn's errno line
+    _configure_logging(access_log, log_level)
     limits = StreamLimits.from_env(
         stream_buffer_bytes, max_streams_per_token, stream_write_timeout_s
     )
@@ -280,8 +293,11 @@ async def run_server(
         server = _Server(config, state, ready, signals=install_signal_handlers)
         if on_server is not None:
             on_server(server)
+        # bound here, not by uvicorn: a port taken since check_port is still told in words
+        sockets = bind_sockets(host, port)
+        stack.callback(_close_all, sockets)
         try:
-            await server.serve()
+            await server.serve(sockets=sockets)
         finally:
             await state.aclose()
 
@@ -292,6 +308,8 @@ def serve(
     port: int = 8765,
     token: str | None = None,
     *,
+    access_log: bool = False,
+    log_level: str = "warning",
     stream_buffer_bytes: int | None = None,
     max_streams_per_token: int | None = None,
     stream_write_timeout_s: float | None = None,
@@ -301,13 +319,17 @@ def serve(
 ) -> None:
     """Run the gateway and the web inbox until SIGINT/SIGTERM (blocking). Prints the
     inbox URL once it listens, with the admin token only when it was just generated;
-    prunes what settled longer than `retention` ago (see `run_server`)."""
+    prunes what settled longer than `retention` ago (see `run_server`). Requests are
+    logged (JSON lines on stderr) only with `access_log`; `log_level` is the threshold
+    for the rest (uvicorn's and the gateway's)."""
     asyncio.run(
         run_server(
             db_url,
             host,
             port,
             token,
+            access_log=access_log,
+            log_level=log_level,
             stream_buffer_bytes=stream_buffer_bytes,
             max_streams_per_token=max_streams_per_token,
             stream_write_timeout_s=stream_write_timeout_s,

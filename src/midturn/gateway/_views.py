@@ -3,11 +3,14 @@ OpenAPI document describes them exactly."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.responses import Response
 
+from midturn.contract._context import InteractionContext
+from midturn.contract._history import HistoryEntry
 from midturn.contract._interactions import Decision, Interaction, Risk
 from midturn.contract._models import AskResult, ToolOutput
 from midturn.contract._ports import Settled
@@ -16,11 +19,13 @@ __all__ = [
     "AnswerOut",
     "AskIn",
     "DecisionIn",
+    "HistoryOut",
     "InteractionList",
     "InteractionOut",
     "ModelResponse",
     "PermissionIn",
     "SessionIn",
+    "SessionInfo",
     "SessionOut",
     "SettledOut",
     "StopOut",
@@ -79,6 +84,24 @@ class SessionOut(BaseModel):
     answer_url: str
 
 
+class SessionInfo(BaseModel):
+    session_id: str
+    created_at: datetime
+    title: str | None = Field(
+        description="`meta.title` when it is text (cut to 200 characters), else null"
+    )
+    meta: dict[str, Any] = Field(description="the meta given at creation, as it was given")
+
+
+class HistoryOut(BaseModel):
+    entries: list[HistoryEntry]
+    next_cursor: str | None = Field(
+        default=None,
+        description="pass as `cursor` for the next page; null at the end (a page may "
+        "hold fewer entries than `limit` while it is set)",
+    )
+
+
 class WhoAmI(BaseModel):
     role: Literal["admin", "agent", "answer"]
     session_id: str | None
@@ -87,8 +110,14 @@ class WhoAmI(BaseModel):
 _ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,200}$"
 
 
+_CONTEXT = (
+    "who is asking, as the host tells it: {agent, doing, tool: {name, input}}, each "
+    "optional, text bounded (docs/contract.md#who-is-asking)"
+)
+
+
 class AskIn(_In):
-    _UNSET_WHEN_ZERO = frozenset({"dialect", "tool_call_id", "turn_id"})
+    _UNSET_WHEN_ZERO = frozenset({"dialect", "tool_call_id", "turn_id", "context"})
 
     tool_input: Any = Field(description="the model's tool input, in the dialect's shape")
     dialect: str = Field(
@@ -105,10 +134,13 @@ class AskIn(_In):
         pattern=_ID_PATTERN,
         description="the agent's turn; without one the interaction belongs to no turn",
     )
+    context: InteractionContext | None = Field(default=None, description=_CONTEXT)
 
 
 class PermissionIn(_In):
-    _UNSET_WHEN_ZERO = frozenset({"risk", "details", "tool_call_id", "turn_id", "timeout_s"})
+    _UNSET_WHEN_ZERO = frozenset(
+        {"risk", "details", "tool_call_id", "turn_id", "timeout_s", "context"}
+    )
 
     tool: str = Field(min_length=1, max_length=200)
     summary: str = Field(min_length=1, max_length=500)
@@ -121,6 +153,7 @@ class PermissionIn(_In):
         description="the agent's turn; without one the interaction belongs to no turn",
     )
     timeout_s: float | None = Field(default=None, gt=0, le=86_400)
+    context: InteractionContext | None = Field(default=None, description=_CONTEXT)
 
 
 class DecisionIn(_In):

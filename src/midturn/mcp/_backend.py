@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from midturn.contract._context import ContextInput
 from midturn.contract._interactions import Decision, Interaction, Risk
 from midturn.contract._ports import Answerer, Asker, Parked, Settled
 from midturn.runtime import Runtime
@@ -57,11 +58,22 @@ class Backend:
         return self.answerer
 
     async def ask(
-        self, session_id: str, tool_input: Any, *, turn_id: str, tool_call_id: str
+        self,
+        session_id: str,
+        tool_input: Any,
+        *,
+        turn_id: str,
+        tool_call_id: str,
+        context: ContextInput | None = None,
     ) -> Parked:
         """Validate (raises `InvalidAsk`) and park an ask; `(interaction, created)`."""
         return await self.asker.ask(
-            session_id, tool_input, turn_id=turn_id, dialect="midturn", tool_call_id=tool_call_id
+            session_id,
+            tool_input,
+            turn_id=turn_id,
+            dialect="midturn",
+            tool_call_id=tool_call_id,
+            context=context,
         )
 
     async def request_permission(
@@ -74,6 +86,7 @@ class Backend:
         details: str | None,
         turn_id: str,
         tool_call_id: str,
+        context: ContextInput | None = None,
     ) -> Parked:
         return await self.asker.request_permission(
             session_id,
@@ -83,6 +96,7 @@ class Backend:
             details=details,
             turn_id=turn_id,
             tool_call_id=tool_call_id,
+            context=context,
         )
 
     async def get(self, interaction_id: str) -> Interaction:

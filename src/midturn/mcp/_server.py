@@ -49,6 +49,18 @@ def _new_call_id() -> str:
     return "mcp_" + secrets.token_urlsafe(12)
 
 
+def _who_asks(ctx: Ctx) -> dict[str, Any] | None:
+    """Who is asking, as far as MCP says: the client's name from its `initialize`
+    (`clientInfo`: its title, else its name), shown to the person beside the question
+    (docs/contract.md#who-is-asking). None when the client gave none."""
+    params = ctx.session.client_params
+    info = params.client_info if params is not None else None
+    if info is None:
+        return None
+    name = info.title or info.name
+    return {"agent": name} if name and name.strip() else None
+
+
 class _Tools:
     def __init__(self, backend: Backend, options: McpOptions, session_for: SessionFor) -> None:
         self.backend = backend
@@ -103,9 +115,14 @@ class _Tools:
 
     async def _create(self, ctx: Ctx, name: str, arguments: dict[str, Any]) -> Interaction:
         session_id = await self.session_for(ctx)
+        asker = _who_asks(ctx)
         if name != PERMISSION_TOOL:
             interaction, _ = await self.backend.ask(
-                session_id, arguments, turn_id=self.options.turn_id, tool_call_id=_new_call_id()
+                session_id,
+                arguments,
+                turn_id=self.options.turn_id,
+                tool_call_id=_new_call_id(),
+                context=asker,
             )
             return interaction
         summary, risk, details = (arguments.get(k) for k in ("summary", "risk", "details"))
@@ -129,6 +146,7 @@ class _Tools:
             details=details,
             turn_id=self.options.turn_id,
             tool_call_id=_new_call_id(),
+            context=asker,
         )
         return interaction
 

@@ -21,6 +21,8 @@ from pydantic import ValidationError
 
 from midturn.contract._answers import uniform_result
 from midturn.contract._api import parse_answer, parse_ask
+from midturn.contract._context import ContextInput, InteractionContext, context_of
+from midturn.contract._history import HistoryPage
 from midturn.contract._interactions import (
     Decision,
     Event,
@@ -45,6 +47,7 @@ from midturn.errors import (
 )
 from midturn.runtime._audit import export_decisions
 from midturn.runtime._events import follow_events
+from midturn.runtime._history import read_history
 from midturn.runtime._parking import EventWatcher, Parking, deadline_after
 from midturn.runtime._permissions import (
     OWN_TURN,
@@ -80,6 +83,19 @@ def _holds_secret(settled: Interaction) -> bool:
         return False
     secret = {question.id for question in settled.ask.questions if question.secret}
     return any(a.id in secret and a.status == "answered" for a in settled.result.answers)
+
+
+def _context(value: ContextInput | None) -> InteractionContext | None:
+    try:
+        return context_of(value)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in item['loc']) or 'context'}: {item['msg']}"
+            for item in error.errors()
+        )
+        raise UsageError(
+            f"the context is invalid ({problems}); give {{agent, doing, tool: {{name, input}}}}"
+        ) from None
 
 
 def new_interaction_id() -> str:
@@ -210,6 +226,7 @@ class Runtime:
         turn_id: str | None = None,
         dialect: str = "midturn",
         tool_call_id: str | None = None,
+        context: ContextInput | None = None,
     ) -> Parked:
         """Validate (raises `InvalidAsk` before anything is stored or shown), persist,
         publish `user_question_requested`. Returns `Parked(interaction, created)`; a
@@ -217,8 +234,11 @@ class Runtime:
 
         Without a `turn_id` (None or "") the ask is a turn of its own (`~<its id>`). In a
         turn that has ended (stopped or finished) it settles `cancelled` at once, shown
-        to nobody."""
+        to nobody. `context` (the host's, never the model's: who is asking, what it was
+        doing) is kept with the ask and shown to the person; a malformed one raises
+        `UsageError`."""
         self._check_open()
+        asker = _context(context)
         interaction_id = new_interaction_id()
         turn_id = _turn_of(turn_id, interaction_id)
         try:
@@ -239,6 +259,7 @@ class Runtime:
             deadline=deadline_after(ask.timeout_s, now) if self.interactive else None,
             dialect=ask.dialect,
             ask=ask,
+            context=asker,
         )
         if await self._ended(session_id, turn_id):
             result = uniform_result(ask, "cancelled")
@@ -276,12 +297,14 @@ class Runtime:
         details: str | None = None,
         tool_call_id: str | None = None,
         timeout_s: float | None = None,
+        context: ContextInput | None = None,
     ) -> Parked:
         """Park a permission request (or settle it `allowed` at once when the tool was
         allowed for this turn, `cancelled` at once when the turn has ended). Returns
         `Parked(interaction, created)` like `ask`; without a `turn_id` it is a turn of its own,
-        which no grant covers."""
+        which no grant covers. `context` as for `ask`."""
         self._check_open()
+        asker = _context(context)
         interaction_id = new_interaction_id()
         turn_id = _turn_of(turn_id, interaction_id)
         existing = await self._existing(session_id, tool_call_id, "permission")
@@ -311,6 +334,7 @@ class Runtime:
             created_at=now,
             deadline=deadline_after(timeout, now),
             permission=request,
+            context=asker,
         )
         if await self._ended(session_id, turn_id):
             decision = PermissionDecision(outcome="cancelled")
@@ -574,6 +598,23 @@ class Runtime:
         `queue`."""
         return await self.store.list_interactions(status="pending", limit=limit, after=after)
 
+    async def history(
+        self,
+        session_id: str,
+        *,
+        query: str = "",
+        limit: int = 100,
+        after: str | None = None,
+    ) -> HistoryPage:
+        """The session's settled interactions as history entries (what was asked, what
+        was answered or decided, by whom, when; never a secret), oldest first, those
+        matching every word of `query`: a page of at most `limit` after the interaction
+        `after` (`next_cursor` goes on; `UsageError` for an unknown one)."""
+        self._check_open()
+        if limit < 1:
+            raise UsageError(f"limit must be at least 1 (got {limit})")
+        return await read_history(self.store, session_id, query=query, limit=limit, after=after)
+
     def events(
         self, session_id: str | None = None, *, after: int = 0, follow: bool = True
     ) -> AsyncIterator[Event]:
@@ -624,9 +665,11 @@ class Runtime:
         tool_input: Mapping[str, Any] | str,
         turn_id: str | None = None,
         dialect: str = "midturn",
+        context: ContextInput | None = None,
     ) -> ToolOutput:
         """The whole tool for a host: validate, park, wait, render in the dialect. An
-        `InvalidAsk` becomes an `is_error` output the model can act on."""
+        `InvalidAsk` becomes an `is_error` output the model can act on. `context` says
+        who is asking (the agent, the turn's last assistant text; docs/contract.md)."""
         self._check_open()
         return await handle_tool_call(
             self,
@@ -637,6 +680,7 @@ class Runtime:
             turn_id=turn_id,
             dialect=dialect,
             cancel=self._host_cancel,
+            context=context,
         )
 
     async def _host_cancel(self, interaction_id: str) -> Settled:

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from midturn.contract._context import ContextInput
 from midturn.contract._models import ToolOutput
 from midturn.contract._ports import Asker
 from midturn.contract.dialects import DIALECTS
@@ -32,6 +33,7 @@ async def handle_tool_call(
     turn_id: str | None,
     dialect: str,
     cancel: Callable[[str], Awaitable[object]] | None = None,
+    context: ContextInput | None = None,
 ) -> ToolOutput:
     """Run one call of the question tool to its result.
 
@@ -43,7 +45,8 @@ async def handle_tool_call(
     `tool_input` may be the JSON string OpenAI's tool calls carry as `arguments`. A
     `name` that a registered dialect calls its tool (`AskUserQuestion`: claude, maka)
     must come with that dialect (or "auto"): any other is a `UsageError`, not an answer
-    in a shape the model does not expect.
+    in a shape the model does not expect. `context` (who is asking: the agent, what it
+    was doing) is kept with the ask and shown to the person.
     """
     check_dialect(name, dialect)
     if isinstance(tool_input, str):
@@ -58,7 +61,12 @@ async def handle_tool_call(
             return ToolOutput(text=str(InvalidAsk([problem])), is_error=True)
     try:
         interaction, created = await asker.ask(
-            session_id, tool_input, turn_id=turn_id, dialect=dialect, tool_call_id=tool_call_id
+            session_id,
+            tool_input,
+            turn_id=turn_id,
+            dialect=dialect,
+            tool_call_id=tool_call_id,
+            context=context,
         )
     except InvalidAsk as error:
         log.info(

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, Protocol, Self
 
+from midturn.contract._context import ContextInput
 from midturn.contract._interactions import Event, Interaction, Risk
 from midturn.contract._models import ToolOutput
 from midturn.contract._ports import Asker, Parked
@@ -58,6 +59,7 @@ class TurnHost(Asker, Protocol):
         tool_input: Mapping[str, Any] | str,
         turn_id: str | None = None,
         dialect: str = "midturn",
+        context: ContextInput | None = None,
     ) -> ToolOutput: ...
 
 
@@ -156,7 +158,12 @@ class Turn:
     # -- acting in the turn ----------------------------------------------------------
 
     async def ask(
-        self, tool_input: Any, *, dialect: str = "midturn", tool_call_id: str | None = None
+        self,
+        tool_input: Any,
+        *,
+        dialect: str = "midturn",
+        tool_call_id: str | None = None,
+        context: ContextInput | None = None,
     ) -> Parked:
         return await self.runtime.ask(
             self.session_id,
@@ -164,6 +171,7 @@ class Turn:
             turn_id=self.turn_id,
             dialect=dialect,
             tool_call_id=tool_call_id,
+            context=context,
         )
 
     async def request_permission(
@@ -175,6 +183,7 @@ class Turn:
         details: str | None = None,
         tool_call_id: str | None = None,
         timeout_s: float | None = None,
+        context: ContextInput | None = None,
     ) -> Parked:
         return await self.runtime.request_permission(
             self.session_id,
@@ -185,6 +194,7 @@ class Turn:
             details=details,
             tool_call_id=tool_call_id,
             timeout_s=timeout_s,
+            context=context,
         )
 
     async def handle_tool_call(
@@ -194,6 +204,7 @@ class Turn:
         tool_call_id: str,
         tool_input: Mapping[str, Any] | str,
         dialect: str = "midturn",
+        context: ContextInput | None = None,
     ) -> ToolOutput:
         return await self.runtime.handle_tool_call(
             self.session_id,
@@ -202,6 +213,7 @@ class Turn:
             tool_input=tool_input,
             turn_id=self.turn_id,
             dialect=dialect,
+            context=context,
         )
 
     async def stop(self, *, by: str | None = "host") -> list[Interaction]:

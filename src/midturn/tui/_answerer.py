@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from midturn.contract._interactions import Event, Interaction, utcnow
@@ -18,9 +19,13 @@ from midturn.contract._ports import Answerer
 from midturn.errors import AlreadySettled, InvalidAnswer, UsageError
 from midturn.tui._permission import PermissionChoice, pick_permission
 from midturn.tui._picker import DEFAULT_REPEAT_WINDOW_S, PickerResult, pick
+from midturn.tui._sanitize import sanitize
 from midturn.tui._terminal import TerminalIO
 
-__all__ = ["STOPPED", "answer_loop"]
+__all__ = ["STOPPED", "SessionTitle", "answer_loop", "asked_by"]
+
+SessionTitle = Callable[[str], Awaitable[str | None]]
+"""`title(session_id)`: the session's title, or None (see `answer_loop`)."""
 
 STOPPED = 130
 """What `answer_loop` returns when the person pressed Ctrl-C (the shell's code for it)."""
@@ -77,6 +82,37 @@ async def _show(
     )
 
 
+def _line(text: str, limit: int) -> str:
+    clean = " ".join(sanitize(text, multiline=False).split())
+    return clean if len(clean) <= limit else clean[: limit - 1] + "…"
+
+
+def asked_by(item: Interaction, title: str | None, *, name_session: bool = True) -> str | None:
+    """Who is asking, for the lines above the picker: the session (its title, with its
+    id) and the host's context (the agent, what it was doing, the tool call), model
+    text sanitized and cut. None when there is nothing to say."""
+    lines: list[str] = []
+    context = item.context
+    head = ""
+    if name_session:
+        head = (
+            f"Session “{_line(title, 80)}” ({item.session_id})"
+            if title
+            else (f"Session {item.session_id}")
+        )
+    if context is not None and context.agent:
+        agent = f"{_line(context.agent, 60)} asks"
+        head = f"{head} · {agent}" if head else agent
+    if head:
+        lines.append(head)
+    if context is not None and context.doing:
+        lines.append(f"  doing: {_line(context.doing, 200)}")
+    if context is not None and context.tool is not None:
+        call = context.tool.name + (f" {context.tool.input}" if context.tool.input else "")
+        lines.append(f"  tool call: {_line(call, 160)}")
+    return "\n".join(lines) or None
+
+
 async def answer_loop(
     answerer: Answerer,
     term: TerminalIO,
@@ -84,11 +120,13 @@ async def answer_loop(
     session_id: str | None = None,
     repeat_window_s: float = DEFAULT_REPEAT_WINDOW_S,
     idle_message: str | None = "Waiting for questions… (Ctrl-C to quit)",
+    session_title: SessionTitle | None = None,
 ) -> int:
     """Answer the head of one session's queue (or, with no `session_id`, of every
     session's: the inbox) in the picker, again and again. Returns `STOPPED` after
     Ctrl-C in a picker (the head's turn is stopped first); runs until then, or until
-    the task is cancelled."""
+    the task is cancelled. With `session_title`, each head is introduced by its session
+    (title and id) and who is asking; without it, by who is asking when the host said."""
     inbox: asyncio.Queue[Event] = asyncio.Queue()
     pump = asyncio.create_task(_pump(answerer, session_id, inbox))
     try:
@@ -106,6 +144,10 @@ async def answer_loop(
                 continue
             idle_said = False
             head = pending[0]
+            title = await session_title(head.session_id) if session_title else None
+            intro = asked_by(head, title, name_session=session_title is not None)
+            if intro:
+                term.say(intro)
             code = await _handle(head, answerer, term, inbox, repeat_window_s)
             if code is not None:
                 return code

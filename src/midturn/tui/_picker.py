@@ -43,6 +43,9 @@ class PickerResult:
         return self.payload is None
 
 
+_DIGITS = frozenset("123456789")
+
+
 def _bindings(state: PickerState, finish: Any, clock: Callable[[], float]) -> KeyBindings:
     kb = KeyBindings()
 
@@ -98,8 +101,14 @@ def _bindings(state: PickerState, finish: Any, clock: Callable[[], float]) -> Ke
 
     @kb.add(Keys.Any)
     def _type(event: KeyPressEvent) -> None:
-        if event.data.isprintable():
-            state.type_text(event.data)
+        data = event.data
+        if data in _DIGITS and state.number(int(data), clock()):
+            after(event)
+            return
+        if data == "?" and state.toggle_keys():
+            return
+        if data.isprintable():
+            state.type_text(data)
 
     return kb
 
@@ -147,6 +156,7 @@ async def pick(
     """
     state = PickerState(ask, repeat_window_s=repeat_window_s)
     state.guard.armed("enter", clock())  # typeahead Enter must not pick
+    state.quiet_until = clock() + repeat_window_s  # nor a typeahead number key
     seconds = time_left_s if time_left_s is not None else ask.timeout_s
     deadline = None if seconds is None else clock() + seconds
 

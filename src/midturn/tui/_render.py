@@ -32,6 +32,8 @@ Line = list[Fragment]
 
 _TOKENS = re.compile(r"\n|[^\S\n]+|[^\s]+")
 MIN_WIDTH = 16
+_ROOM_FOR_THE_QUESTION = 6
+"""Lines the `?` key list leaves for the question and its rows, or it does not open."""
 
 
 def text_width(text: str) -> int:
@@ -137,21 +139,71 @@ def help_lines(items: Sequence[str], width: int) -> list[Line]:
     return lines
 
 
+def _numbers(state: PickerState) -> str:
+    """`1–3` for the options' number keys (`1` alone for one)."""
+    count = min(len(state.question.options), 9)
+    return "1" if count == 1 else f"1–{count}"
+
+
 def _help(state: PickerState) -> list[str]:
     question = state.question
     keys = ["↑↓ move"]
     if question.kind == "text":
         keys = ["Enter confirm"]
     elif question.multi:
-        keys += ["Space toggle", "Enter on Done"]
+        keys += [f"{_numbers(state)} or Space toggle", "Enter on Done"]
     else:
-        keys += ["Enter pick"]
+        keys += [f"{_numbers(state)} or Enter pick"]
     if question.kind == "choice" and question.allow_other:
         keys.append("type for Other")
     if state.multi_question:
         keys.append("←→ questions")
     keys += ["Esc skip", "Ctrl-C stop"]
+    if question.kind == "choice":
+        keys.append("? keys")
     return keys
+
+
+def _all_keys(state: PickerState) -> list[tuple[str, str]]:
+    """Every key of a choice question, for the `?` list."""
+    question = state.question
+    other = len(question.options) + 1
+    keys = [("↑ ↓", "move between the options")]
+    if question.multi:
+        keys += [
+            (_numbers(state), "toggle that option"),
+            ("Space", "toggle the option under the cursor"),
+            ("Enter", "toggle the option under the cursor, or confirm on Done"),
+        ]
+    else:
+        keys += [
+            (_numbers(state), "pick that option"),
+            ("Enter", "pick the option under the cursor"),
+        ]
+    if question.allow_other:
+        keys += [
+            (
+                str(other) if other <= 9 else "typing",
+                "go to Other and type your own answer (typing on an option does too)",
+            ),
+            ("Esc", "in Other: back to the options (the text is kept)"),
+        ]
+    if state.multi_question:
+        keys.append(("← →", "previous / next question"))
+    keys += [
+        ("Esc", "skip this question"),
+        ("Ctrl-C", "stop the turn"),
+        ("?", "hide this list"),
+    ]
+    return keys
+
+
+def _key_list(state: PickerState, width: int) -> list[Line]:
+    column = max(text_width(key) for key, _ in _all_keys(state)) + 2
+    lines: list[Line] = [[("class:help", "Keys:")]]
+    for key, meaning in _all_keys(state):
+        lines.extend(block([("class:help", f"  {key}".ljust(column + 2))], [("", meaning)], width))
+    return lines
 
 
 def _option_rows(state: PickerState, width: int, *, compact: bool = False) -> list[list[Line]]:
@@ -314,6 +366,15 @@ def render_picker(state: PickerState, width: int, height: int | None = None) -> 
             help_lines(["Enter submit or change", "↑↓ move", "← back", "Ctrl-C stop"], width)
         )
         return _review_screen(state, width) + tail
-    tail.extend(help_lines(_help(state), width))
+    keys = _key_list(state, width) if state.show_keys and state.question.kind == "choice" else []
+    if keys and (height is None or len(keys) + len(tail) + _ROOM_FOR_THE_QUESTION <= height):
+        tail.extend(keys)
+    elif keys:  # the list would push the question off a short terminal
+        tail[-1:-1] = wrap_runs(
+            [("class:notice", "The terminal is too short to list every key.")], width
+        )
+        tail.extend(help_lines(_help(state), width))
+    else:
+        tail.extend(help_lines(_help(state), width))
     budget = None if height is None else height - len(tail)
     return _question_screen(state, width, budget) + tail

@@ -83,6 +83,8 @@ class PickerState:
         self.notice: str | None = None
         self.guard = RepeatGuard(repeat_window_s)
         self.time_left: float | None = None  # seconds until the ask times out, if it does
+        self.show_keys = False  # `?` opens the list of every key under the question
+        self.quiet_until = 0.0  # number keys typed before this time are typeahead
 
     # -- reading --------------------------------------------------------------------
 
@@ -174,12 +176,59 @@ class PickerState:
             self.notice = None
             self._toggle(self.draft.cursor)
 
+    def number(self, digit: int, now: float) -> bool:
+        """A number key on a choice question: `1`–`9` pick that option (single choice)
+        or toggle it (multi), and the number of Other moves to it. False when the key
+        is text instead (a text question, the Other field, the review)."""
+        if self.phase != "question" or self.question.kind != "choice":
+            return False
+        if self.row_kind() == "other":
+            return False
+        if now < self.quiet_until:  # typed into the composer just before the ask appeared
+            return True
+        self.notice = None
+        question, rows = self.question, self.rows()
+        if 1 <= digit <= len(question.options):
+            self.draft.cursor = digit - 1
+            if question.multi:
+                self._toggle(digit - 1)
+            else:
+                self._commit((digit - 1,), None)
+                self.guard.armed("enter", now)  # a held Enter must not pick on the next one
+        elif (
+            digit == len(question.options) + 1 and digit <= len(rows) and rows[digit - 1] == "other"
+        ):
+            self.draft.cursor = digit - 1
+        else:
+            last = len(question.options) + (1 if question.allow_other else 0)
+            self.notice = f"There is no option {digit} here: press 1–{last}."
+        return True
+
+    def toggle_keys(self) -> bool:
+        """`?` shows or hides every key; False when it is text (a text field, Other)."""
+        if self.phase == "question" and (
+            self.question.kind == "text" or self.row_kind() == "other"
+        ):
+            return False
+        self.show_keys = not self.show_keys
+        return True
+
     def escape(self, now: float) -> None:
-        """Esc leaves the current question unanswered and moves on."""
+        """Esc backs out: from the Other field with text in it, back to the options
+        (the text is kept); otherwise it leaves the question unanswered and moves on."""
         if self.phase != "question" or self.guard.swallows("escape", now):
             return
         self.notice = None
         draft = self.draft
+        if self.show_keys:  # the key list closes first
+            self.show_keys = False
+            self.guard.armed("escape", now)
+            return
+        if self.row_kind() == "other" and draft.text.strip():
+            question = self.question
+            draft.cursor = question.recommended if question.recommended is not None else 0
+            self.guard.armed("escape", now)  # a held Esc must not also skip
+            return
         draft.status, draft.committed_selected, draft.committed_text = "skipped", (), None
         self._advance()
         self.guard.armed("escape", now)

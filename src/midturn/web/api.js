@@ -32,7 +32,8 @@ export class ApiError extends Error {
 // there. Returns {token, session} (either may be null) for the current view.
 // `#interaction=<id>` (a link for one request, as an MCP client's URL mode opens it)
 // carries no credential: the page uses the token this tab holds, or asks for one.
-// Returns {token, session, interaction} (any may be null).
+// Returns {token, session, interaction} (any may be null) and `fresh`: whether the
+// token came from this fragment (a link just opened) rather than from the tab's storage.
 export function takeCredential(location, history, storage) {
   const params = new URLSearchParams(location.hash.replace(/^#/, ""));
   const session = params.get("session");
@@ -55,6 +56,7 @@ export function takeCredential(location, history, storage) {
     token: stored && stored.token ? stored.token : null,
     session: session || null,
     interaction: interaction || null,
+    fresh: Boolean(token),
   };
 }
 

@@ -2,10 +2,14 @@
 // inbox (every session with something pending) or one session, whose composer slot is
 // taken over by the head of the session's queue and given back unchanged afterwards.
 
-import { Api, forgetCredential, rememberToken, takeCredential, tokenFrom } from "./api.js";
+import { Api, forgetCredential, isSettledEvent, rememberToken, takeCredential, tokenFrom } from "./api.js";
 import { announce, h, plain, setText } from "./dom.js";
+import { HistoryPanel } from "./history.js";
+import { Labels, agentName, askedBy, metaLine, sessionName, showSession } from "./labels.js";
+import { Notifier } from "./notify.js";
 import { LiveQueue } from "./live.js";
 import { PermissionTray } from "./permission.js";
+import { installShortcuts } from "./keys.js";
 import { QuestionTray } from "./questions.js";
 import { eventLine, headline } from "./text.js";
 
@@ -15,11 +19,23 @@ let current = null; // the open view: {stop()}
 let role = null;
 let tokenSession = null;
 let api = null;
+let labels = null; // session titles (labels.js)
+let notifier = null; // browser notifications (notify.js), one for the tab
+
+const CONNECTION_TEXT = { live: "Live", down: "Reconnecting…", connecting: "Connecting…", off: "Not connected" };
 
 function setConnection(state) {
   const node = $("conn");
-  setText(node, state === "live" ? "Live" : "Reconnecting…");
+  setText(node, CONNECTION_TEXT[state]);
   node.className = `conn conn-${state}`;
+}
+
+// Close the open view and its event stream (before another opens, or on a failure).
+function closeView() {
+  if (current) current.stop();
+  current = null;
+  setConnection("off");
+  setText($("where"), "");
 }
 
 // The tab title counts what waits, so a background tab shows it.
@@ -28,6 +44,7 @@ function setTitle(view, waiting) {
 }
 
 function fail(message) {
+  closeView();
   for (const view of ["inbox-view", "session-view", "signin"]) $(view).hidden = true;
   $("problem").hidden = false;
   setText($("problem-text"), message);
@@ -62,7 +79,16 @@ class SessionView {
     $("session-view").hidden = false;
     $("back").hidden = role !== "admin";
     setText($("where"), `Session ${this.sessionId}`);
+    labels.session(this.sessionId).then((info) => {
+      if (current !== this) return;
+      showSession($("where"), info, this.sessionId);
+      setText($("session-title"), `Session ${sessionName(info, this.sessionId)}`);
+      this.meta = metaLine(info); // the rest of the meta given at creation
+      if (this.meta) $("past").before(this.meta);
+    });
+    this.past = new HistoryPanel(api, this.sessionId, $("past"));
     this.history.replaceChildren();
+    this.say("");
     this.draft.value = sessionStorage.getItem(this.draftKey) || "";
     this.draft.addEventListener("input", this.onDraft);
     this.queue.start();
@@ -70,6 +96,9 @@ class SessionView {
 
   stop() {
     this.queue.stop();
+    this.past.stop();
+    if (this.meta) this.meta.remove();
+    $("where").removeAttribute("title");
     this.draft.removeEventListener("input", this.onDraft);
     this.closeTray();
     $("session-view").hidden = true;
@@ -87,6 +116,7 @@ class SessionView {
     this.showFocus(list);
     setText($("waiting-count"), list.length ? `${list.length} waiting` : "Nothing waiting");
     setTitle("session", list.length);
+    notifier.update(list);
   }
 
   // Where the linked request stands: open in the slot (the head), behind others, or
@@ -120,6 +150,8 @@ class SessionView {
     this.composer.hidden = true;
     this.say("");
     this.slot.append(this.tray.root);
+    this.asker = askedBy(interaction); // who is asking, above the tray
+    if (this.asker) this.tray.root.before(this.asker);
     announce(headline(interaction));
     if (hadFocus || document.activeElement === document.body || !document.activeElement) {
       this.tray.focus();
@@ -130,6 +162,8 @@ class SessionView {
     if (!this.tray) return;
     const hadFocus = this.tray.root.contains(document.activeElement);
     this.tray.root.remove();
+    if (this.asker) this.asker.remove();
+    this.asker = null;
     this.tray.destroy();
     this.tray = null;
     this.composer.hidden = false;
@@ -175,6 +209,7 @@ class SessionView {
   }
 
   log(event) {
+    if (isSettledEvent(event.type)) this.past.changed();
     const text = eventLine(event);
     if (text === null) return;
     const time = new Date(event.at);
@@ -235,15 +270,19 @@ class InboxView {
       }
     }
     this.first = false;
-    const rows = [...sessions].map(([sessionId, items]) =>
-      h(
+    const rows = [...sessions].map(([sessionId, items]) => {
+      const name = h("span", { class: "inbox-session", text: sessionId });
+      labels.session(sessionId).then((info) => showSession(name, info, sessionId, "Session"));
+      const agent = agentName(items[0]);
+      return h(
         "li",
         { class: "inbox-row" },
         h(
           "a",
           { href: `#session=${encodeURIComponent(sessionId)}` },
-          h("span", { class: "inbox-session", text: sessionId }),
+          name,
           h("span", { class: "inbox-count", text: `${items.length} waiting` }),
+          agent ? h("span", { class: "inbox-agent", text: `${agent} asks` }) : null,
           h("span", { class: "inbox-head", text: headline(items[0]) }),
           h("time", {
             class: "inbox-age",
@@ -251,10 +290,11 @@ class InboxView {
             text: `waiting since ${new Date(items[0].created_at).toLocaleTimeString()}`,
           }),
         ),
-      ),
-    );
+      );
+    });
     $("sessions").replaceChildren(...rows);
     setTitle("inbox", list.length);
+    notifier.update(list);
     $("inbox-empty").hidden = rows.length > 0;
   }
 }
@@ -262,9 +302,15 @@ class InboxView {
 // -- routing ----------------------------------------------------------------------------
 
 // A `#interaction=` link without a token in this tab: ask for one (never in the URL).
-function signIn(problem) {
+// The page opened without any link (an installed app's start) asks the same way.
+const INTERACTION_LEAD = $("signin-text").textContent;
+const NO_LINK_LEAD =
+  "Paste the link the gateway printed (it ends in #token=…) or a session's answer_url. It stays in this tab only.";
+
+function signIn(problem, lead = null) {
   for (const view of ["inbox-view", "session-view", "problem"]) $(view).hidden = true;
   $("signin").hidden = false;
+  if (lead !== null) setText($("signin-text"), lead);
   setText($("signin-error"), problem || "");
   $("signin-error").hidden = !problem;
   $("signin-token").value = "";
@@ -303,15 +349,24 @@ async function linkedSession(interactionId) {
 
 async function route() {
   const credential = takeCredential(window.location, window.history, sessionStorage);
+  // Every link opened in this tab rebuilds the view; one with a new token also asks
+  // the gateway again whose token it is (another session's answer_url, the admin link).
+  closeView();
+  if (credential.fresh) role = null;
   if (!credential.token) {
-    if (credential.interaction) {
-      signIn("");
-      return;
-    }
-    fail("Open the link the gateway printed (it ends in #token=…), or a session's answer_url.");
+    signIn("", credential.interaction ? INTERACTION_LEAD : NO_LINK_LEAD);
     return;
   }
   api = new Api(credential.token);
+  labels = new Labels(api);
+  if (!notifier) {
+    const name = async (id) => sessionName(await labels.session(id), id);
+    // The admin can open any session: a click on a notification opens the one it names.
+    const open = (interaction) => {
+      if (role === "admin") window.location.hash = `session=${encodeURIComponent(interaction.session_id)}`;
+    };
+    notifier = new Notifier($("notify"), name, open);
+  }
   if (role === null) {
     try {
       const me = await api.whoami();
@@ -333,12 +388,13 @@ async function route() {
     sessionId = await linkedSession(credential.interaction);
     if (sessionId === null) return;
   }
-  if (current) current.stop();
   $("problem").hidden = true;
   $("signin").hidden = true;
+  setConnection("connecting");
   current = sessionId ? new SessionView(sessionId, credential.interaction) : new InboxView();
   current.start();
 }
 
+installShortcuts(document.querySelector(".bar"), $("conn"));
 window.addEventListener("hashchange", route);
 route();

@@ -1,5 +1,6 @@
-// The rules of one question's answer in the tray, kept apart from the DOM: the hint for
-// a multi-select, what blocks moving on, and the review line. A question's state is
+// The rules of one question's answer in the tray, kept apart from the DOM: what starts
+// selected, the hint for a multi-select, what blocks moving on (a lone question never
+// goes in as a silent skip), and the review line. A question's state is
 // {touched, skipped, selected: Set<option index>, other, otherText, text}.
 
 export function choiceHint(question) {
@@ -43,4 +44,25 @@ export function displayAnswer(question, state) {
   }
   if (parts.length === 0) return question.multi && question.min_choices === 0 && state.touched ? "(none)" : null;
   return parts.join(", ");
+}
+
+// Whether a question's state would go in as skipped (nothing chosen or typed), the rule
+// answerPayload() in api.js applies.
+export function unanswered(question, state) {
+  if (question.kind === "text") return state.text.trim() === "";
+  if (state.selected.size > 0 || (state.other && state.otherText.trim() !== "")) return false;
+  return !(question.multi && question.min_choices === 0 && state.touched);
+}
+
+// The options a question starts with (indices): its recommendation, if it has one.
+export function preselected(question) {
+  if (question.kind === "text" || !Number.isInteger(question.recommended)) return [];
+  return question.recommended >= 0 && question.recommended < question.options.length ? [question.recommended] : [];
+}
+
+// What a lone question with nothing chosen says instead of going in as skipped.
+export function nothingYet(question) {
+  return question.kind === "text"
+    ? "Nothing is typed yet. Type an answer, or press Skip question to leave it unanswered."
+    : "Nothing is chosen yet. Choose an option, or press Skip question to leave it unanswered.";
 }

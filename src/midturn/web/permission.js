@@ -1,7 +1,11 @@
 // The permission tray: compact (summary, risk, the four decisions) with the raw details
-// or diff behind a disclosure whose content scrolls inside a capped height.
+// or diff behind a disclosure whose content scrolls inside a capped height. A high-risk
+// request says so in a banner (icon and words, not colour alone) and makes no decision
+// the primary one. Keys: 1–4 move to a decision, the arrows move between them, Enter
+// presses the focused one; nothing is ever pressed for the person.
 
 import { countdown, h, setText, uid } from "./dom.js";
+import { isTextField, moveFocus } from "./keys.js";
 
 const RISK_TEXT = { low: "Low risk", medium: "Medium risk", high: "High risk" };
 
@@ -23,18 +27,27 @@ export class PermissionTray {
       type: "text",
       class: "deny-note",
       autocomplete: "off",
-      placeholder: "Note for the agent (sent with Deny)",
+      placeholder: "Note (sent with Deny)",
       "aria-label": "Note for the agent, sent with Deny",
       maxlength: 2000,
     });
-    const button = (text, cls, decision) =>
-      h("button", {
-        type: "button",
-        class: cls,
+    const button = (text, cls, decision, number) =>
+      h(
+        "button",
+        { type: "button", class: cls, on: { click: () => this.decide(decision) } },
+        h("span", { class: "key-hint", "aria-hidden": "true", text: String(number) }),
         text,
-        on: { click: () => this.decide(decision) },
-      });
-    this.allow = button("Allow", "primary", "allow");
+      );
+    const high = risk === "high";
+    this.allow = button("Allow", high ? "" : "primary", "allow", 1);
+    this.stopButton = h(
+      "button",
+      { type: "button", class: "quiet stop", on: { click: () => this.run(() => this.actions.stop()) } },
+      h("span", { class: "key-hint", "aria-hidden": "true", text: "4" }),
+      "Stop turn",
+    );
+    this.decisions = [this.allow, button("Allow for this turn", "", "allow_for_turn", 2), button("Deny", "danger", "deny", 3), this.stopButton];
+    this.details = request.details ? details(request.details) : null;
     this.root = h(
       "section",
       {
@@ -43,6 +56,7 @@ export class PermissionTray {
         "aria-labelledby": titleId,
         "aria-describedby": summaryId,
         tabindex: -1,
+        "data-interaction": interaction.id,
       },
       h(
         "div",
@@ -53,24 +67,13 @@ export class PermissionTray {
         h("span", { class: "spacer" }),
         this.timer ? this.timer.node : null,
       ),
+      high ? riskBanner() : null,
       h("p", { id: summaryId, class: "summary", text: request.summary }),
-      request.details ? details(request.details) : null,
+      this.details,
       this.error,
-      h(
-        "div",
-        { class: "actions" },
-        this.allow,
-        button("Allow for this turn", "", "allow_for_turn"),
-        button("Deny", "danger", "deny"),
-        this.note,
-        h("button", {
-          type: "button",
-          class: "quiet stop",
-          text: "Stop turn",
-          on: { click: () => this.run(() => this.actions.stop()) },
-        }),
-      ),
+      h("div", { class: "actions" }, this.decisions.slice(0, 3), this.note, this.stopButton),
     );
+    this.root.addEventListener("keydown", (event) => this.key(event));
     this.note.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.isComposing) {
         event.preventDefault();
@@ -81,6 +84,31 @@ export class PermissionTray {
 
   focus() {
     this.root.focus();
+  }
+
+  key(event) {
+    if (event.isComposing || this.busy || event.defaultPrevented) return;
+    const target = event.target;
+    if (event.key === "Escape") {
+      if (target === this.note) {
+        event.preventDefault();
+        this.root.focus();
+      } else if (this.details && this.details.open) {
+        event.preventDefault();
+        this.details.open = false;
+        this.details.querySelector("summary").focus();
+      }
+      return;
+    }
+    if (isTextField(target) || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (/^[1-4]$/.test(event.key)) {
+      event.preventDefault();
+      this.decisions[Number(event.key) - 1].focus();
+    } else if (this.decisions.includes(target) && event.key.startsWith("Arrow")) {
+      event.preventDefault();
+      const forward = event.key === "ArrowRight" || event.key === "ArrowDown";
+      moveFocus(this.decisions, target, forward ? 1 : -1);
+    }
   }
 
   destroy() {
@@ -117,6 +145,21 @@ export class PermissionTray {
     if (this.busy) this.error.hidden = true;
     for (const control of this.root.querySelectorAll("button, input")) control.disabled = this.busy;
   }
+}
+
+// Unmissable: an icon, the words and a colour, above the summary.
+function riskBanner() {
+  return h(
+    "p",
+    { class: "risk-banner" },
+    h("span", { class: "risk-icon", "aria-hidden": "true", text: "⚠" }),
+    h(
+      "span",
+      {},
+      h("strong", { text: "High risk." }),
+      " Read the command and its details before you decide; no choice is made for you.",
+    ),
+  );
 }
 
 function details(text) {

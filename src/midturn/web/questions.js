@@ -2,10 +2,16 @@
 // itself), `2 / 3` progress, client-owned Other, multi-select, a review of every answer
 // and one submit at the end. Skip question, Stop turn, and a chat box that answers with
 // a message instead (the ask then settles as `redirected`).
+//
+// The recommended option starts selected. Enter never skips: on an option it picks the
+// focused one when nothing is chosen yet, then confirms; a single question with nothing
+// chosen says so instead of going in as skipped. Skip question is the only way to skip.
 
 import { answerPayload } from "./api.js";
-import { checkQuestion, choiceHint, displayAnswer } from "./choices.js";
+import { ChatBox } from "./chat.js";
+import { checkQuestion, choiceHint, displayAnswer, nothingYet, preselected, unanswered } from "./choices.js";
 import { countdown, h, setText, uid } from "./dom.js";
+import { isChoice, isTextField, moveFocus } from "./keys.js";
 
 export class QuestionTray {
   // interaction: a pending ask. actions: {submit(payload), redirect(text), stop()} each
@@ -15,10 +21,10 @@ export class QuestionTray {
     this.ask = interaction.ask;
     this.actions = actions;
     this.count = this.ask.questions.length;
-    this.states = this.ask.questions.map(() => ({
+    this.states = this.ask.questions.map((question) => ({
       touched: false,
       skipped: false,
-      selected: new Set(),
+      selected: new Set(preselected(question)),
       other: false,
       otherText: "",
       text: "",
@@ -69,24 +75,16 @@ export class QuestionTray {
       class: "primary",
       on: { click: () => this.forward() },
     });
-    this.chatInput = h("input", {
-      type: "text",
-      class: "chat-input",
-      autocomplete: "off",
-      placeholder: "Or reply in chat instead…",
-      "aria-label": "Reply in chat instead of answering",
-      maxlength: 10000,
-    });
-    this.chatButton = h("button", { type: "submit", text: "Send" });
-    const chat = h(
-      "form",
-      { class: "chat", on: { submit: (event) => this.sendChat(event) } },
-      this.chatInput,
-      this.chatButton,
-    );
+    this.chat = new ChatBox((message) => this.run(() => this.actions.redirect(message)));
     this.root = h(
       "section",
-      { class: "tray tray-ask", role: "region", "aria-labelledby": titleId, tabindex: -1 },
+      {
+        class: "tray tray-ask",
+        role: "region",
+        "aria-labelledby": titleId,
+        tabindex: -1,
+        "data-interaction": this.interaction.id,
+      },
       h(
         "div",
         { class: "tray-head" },
@@ -100,8 +98,8 @@ export class QuestionTray {
       ),
       this.body,
       this.error,
+      this.chat.root,
       h("div", { class: "nav" }, this.previous, this.skip, h("span", { class: "spacer" }), this.primary),
-      chat,
     );
     this.root.addEventListener("keydown", (event) => this.key(event));
   }
@@ -168,6 +166,7 @@ export class QuestionTray {
       "label",
       { class: recommended ? "option recommended" : "option" },
       input,
+      index < 9 ? h("span", { class: "key-hint", "aria-hidden": "true", text: String(index + 1) }) : null,
       h(
         "span",
         { class: "option-text" },
@@ -202,10 +201,17 @@ export class QuestionTray {
         input.checked = true;
       }
     });
+    const number = question.options.length + 1;
     return h(
       "div",
       { class: "option other" },
-      h("label", { class: "other-choice" }, input, h("span", { class: "label", text: "Other" })),
+      h(
+        "label",
+        { class: "other-choice" },
+        input,
+        number <= 9 ? h("span", { class: "key-hint", "aria-hidden": "true", text: String(number) }) : null,
+        h("span", { class: "label", text: "Other" }),
+      ),
       text,
     );
   }
@@ -316,7 +322,11 @@ export class QuestionTray {
   forward() {
     if (this.busy) return;
     if (!this.reviewing) {
-      const problem = checkQuestion(this.ask.questions[this.step], this.states[this.step]);
+      const question = this.ask.questions[this.step];
+      const state = this.states[this.step];
+      // A lone question with nothing chosen would go in as skipped: say so instead.
+      const problem =
+        checkQuestion(question, state) || (this.count === 1 && unanswered(question, state) ? nothingYet(question) : null);
       if (problem) {
         this.setError(problem);
         return;
@@ -344,18 +354,6 @@ export class QuestionTray {
     this.run(() => this.actions.submit(payload));
   }
 
-  sendChat(event) {
-    event.preventDefault();
-    const message = this.chatInput.value.trim();
-    if (this.busy) return;
-    if (message === "") {
-      this.setError("Type a message to send instead of answering.");
-      this.chatInput.focus();
-      return;
-    }
-    this.run(() => this.actions.redirect(message));
-  }
-
   // Run one settling action with every control locked until it answers. On success the
   // tray is taken away by the caller; on failure the controls come back with the reason.
   async run(action) {
@@ -378,6 +376,7 @@ export class QuestionTray {
     for (const control of this.root.querySelectorAll("button, input, textarea")) {
       control.disabled = this.busy;
     }
+    this.chat.sync(this.busy);
   }
 
   setError(text) {
@@ -385,17 +384,80 @@ export class QuestionTray {
     setText(this.error, text || "");
   }
 
+  // The tray's keys (docs/web-inbox.md#keys): 1–9 pick an option, ↑↓ move, ←→ go to the
+  // previous / next question, Space toggles (native), Enter picks the focused option
+  // when nothing is chosen yet and confirms, Ctrl+Enter confirms a text answer, Esc
+  // leaves a text field for the options (on the review: back to the last question).
   key(event) {
-    if (event.key !== "Enter" || event.isComposing || this.busy) return;
+    if (event.isComposing || this.busy || event.defaultPrevented) return;
     const target = event.target;
-    const inStep = this.body.contains(target);
-    const field = target.tagName === "TEXTAREA";
-    const choice = target.tagName === "INPUT" && target.type !== "text" && target.type !== "password";
-    const line = target.tagName === "INPUT" && (target.type === "text" || target.type === "password");
-    if (!inStep) return;
-    if ((field && (event.ctrlKey || event.metaKey)) || (!field && (choice || line))) {
-      event.preventDefault();
-      this.forward();
+    const typing = isTextField(target);
+    if (event.key === "Escape") {
+      if (typing && target !== this.body.querySelector(".text-answer")) {
+        event.preventDefault();
+        this.focusOptions();
+      } else if (this.reviewing) {
+        event.preventDefault();
+        this.go(this.count - 1);
+      }
+      return;
     }
+    if (event.altKey) return;
+    const inStep = this.body.contains(target);
+    const choice = isChoice(target);
+    if (event.key === "Enter") {
+      const area = target.tagName === "TEXTAREA";
+      if (!inStep || (area ? !(event.ctrlKey || event.metaKey) : !(choice || typing))) return;
+      event.preventDefault();
+      if (choice) this.pickFocused(target);
+      this.forward();
+      return;
+    }
+    if (typing || event.ctrlKey || event.metaKey || this.reviewing) return;
+    if (/^[1-9]$/.test(event.key)) {
+      // anywhere in the tray (an option, Next, Stop turn…), but never in a text field
+      event.preventDefault();
+      this.pickNumber(Number(event.key) - 1);
+    } else if (!inStep) {
+      return;
+    } else if (choice && target.type === "checkbox" && (event.key === "ArrowDown" || event.key === "ArrowUp")) {
+      event.preventDefault();
+      moveFocus(this.choiceInputs(), target, event.key === "ArrowDown" ? 1 : -1);
+    } else if (choice && event.key === "ArrowLeft") {
+      event.preventDefault();
+      this.go(this.step - 1);
+    } else if (choice && event.key === "ArrowRight") {
+      event.preventDefault();
+      if (this.count > 1) this.forward(); // to the next question or the review, never a submit
+    }
+  }
+
+  choiceInputs() {
+    return [...this.body.querySelectorAll(".options input[type=radio], .options input[type=checkbox]")];
+  }
+
+  focusOptions() {
+    const inputs = this.choiceInputs();
+    const target = inputs.find((input) => input.checked) || inputs[0] || this.body.querySelector(".question");
+    if (target) target.focus();
+  }
+
+  // Enter on an option with nothing chosen yet picks that option (a question skipped
+  // with Skip question stays skipped: that was an explicit choice).
+  pickFocused(input) {
+    const state = this.states[this.step];
+    if (state.skipped || state.selected.size > 0 || state.other || input.checked) return;
+    input.checked = true;
+    input.dispatchEvent(new Event("change"));
+  }
+
+  // A number key: select the Nth option (toggle it in a multi-select) and focus it.
+  pickNumber(index) {
+    const input = this.choiceInputs()[index];
+    if (!input) return;
+    input.focus();
+    if (input.type === "radio" && input.checked) return;
+    input.checked = input.type === "radio" ? true : !input.checked;
+    input.dispatchEvent(new Event("change"));
   }
 }

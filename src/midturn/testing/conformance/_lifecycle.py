@@ -13,6 +13,7 @@ from datetime import timedelta
 
 import pytest
 
+from midturn.contract._context import InteractionContext, ToolCallContext
 from midturn.contract._interactions import PermissionDecision
 from midturn.contract._models import AskResult
 from midturn.errors import NotFound, UsageError
@@ -75,6 +76,25 @@ class LifecycleConformance:
         assert await store.find_by_tool_call("s1", "call-1") == interaction
         assert await store.find_by_tool_call("s2", "call-1") is None
         assert await store.get_interaction("missing") is None
+
+    async def test_who_is_asking_is_kept_through_settle_listing_and_reopen(
+        self, store: Store, backend: Backend
+    ) -> None:
+        context = InteractionContext(
+            agent="release-bot",
+            doing="Cleaning the build — «ünïcode», \u202e kept for the surfaces",
+            tool=ToolCallContext(name="bash", input='{"command":"rm -rf build/"}'),
+        )
+        interaction = make_ask("i1", tool_call_id="call-1").model_copy(update={"context": context})
+        await store.create_interaction(interaction, [requested(interaction)])
+        outcome = await store.settle("i1", status="answered", result=RESULT)
+        assert outcome.interaction.context == context
+        listed = await store.list_interactions(session_id="s1")
+        assert [item.context for item in listed] == [context]
+        if backend.survives_reopen:
+            async with backend.new_store() as again:
+                found = await again.get_interaction("i1")
+                assert found is not None and found.context == context
 
     async def test_create_is_idempotent_by_tool_call_id(self, store: Store) -> None:
         first = make_ask("i1", tool_call_id="call-1")
