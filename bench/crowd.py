@@ -53,6 +53,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import random
@@ -472,6 +473,10 @@ async def last_event_id(url: str) -> int:
         return newest
 
 
+TRIP_NUMBERS = itertools.count(1)
+"""Every round trip's number, hence its tool call id, unique in the run: a tool call id
+used again in a session is answered at once with the first ask (idempotency), which
+would time no round trip at all."""
 SENT: dict[str, float] = {}
 SEEN: dict[str, float] = {}
 """When each round trip's ask was sent, and when the answerer saw it requested (by
@@ -539,7 +544,7 @@ async def agents(
                 started = time.perf_counter()
                 try:
                     trips.times_ms.append(
-                        await round_trip(client, session_id, token, index * 1_000_000 + n)
+                        await round_trip(client, session_id, token, next(TRIP_NUMBERS))
                     )
                 except (RuntimeError, httpx.HTTPError) as error:
                     trips.errors += 1
@@ -778,6 +783,7 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
             result.idle_trips = idle.times_ms
             result.idle_seen = seen_after_ms(SENT)
             SENT.clear()
+            SEEN.clear()
             probe = await asyncio.to_thread(start_probe, server.url)
             await asyncio.sleep(args.probe_seconds)
             result.idle_health, idle_probe_errors = await asyncio.to_thread(stop_probe, probe)
@@ -1001,7 +1007,7 @@ async def growth(kind: str, args: argparse.Namespace, work: Path) -> list[tuple[
         for n in range(20 + args.growth_trips):  # the first 20 of each warm it up
             for depth, _, (session_id, agent_token, _), client in targets:
                 try:
-                    took = await round_trip(client, session_id, agent_token, n)
+                    took = await round_trip(client, session_id, agent_token, next(TRIP_NUMBERS))
                 except (RuntimeError, httpx.HTTPError):
                     errors[depth] += 1
                     continue
