@@ -60,6 +60,7 @@ import random
 import re
 import resource
 import secrets
+import shutil
 import socket
 import sqlite3
 import subprocess
@@ -1117,6 +1118,16 @@ async def main(args: argparse.Namespace) -> int:
     print(f"open-files limit {limit}; load average {os.getloadavg()[0]:.1f}", flush=True)
     stores = [name for name in args.stores.split(",") if name]
     work = Path(tempfile.mkdtemp(prefix="midturn-crowd-"))
+    try:
+        return await _run(args, stores, work)
+    finally:
+        if args.keep:
+            print(f"kept the stores and the server logs in {work}")
+        else:  # the SQLite stores are ~60 MB each at full scale
+            shutil.rmtree(work, ignore_errors=True)
+
+
+async def _run(args: argparse.Namespace, stores: list[str], work: Path) -> int:
     ok = True
     crowds: list[CrowdResult] = []
     grown: dict[str, list[tuple[int, float]]] = {}
@@ -1155,6 +1166,7 @@ if __name__ == "__main__":
     parser.add_argument("--no-crowd", action="store_true")
     parser.add_argument("--growth", default="", help="pending counts, e.g. 0,1000,10000,100000")
     parser.add_argument("--growth-trips", type=int, default=100)
+    parser.add_argument("--keep", action="store_true", help="keep the stores and server logs")
     parser.add_argument("--charts", default="", help="a folder to write the PNG charts into")
     parser.add_argument(
         "--py-spy", default="", help="PREFIX: record the server with py-spy (pip install py-spy)"
