@@ -139,3 +139,16 @@ async def test_serve_prints_the_inbox_url_and_stops_cleanly_on_a_signal(
     assert await asyncio.wait_for(process.wait(), SAFETY_S) == 0
     assert [i["id"] for i in inbox_now] == [created.json()["interaction"]["id"]]
     assert inbox_now[0]["status"] == "pending"
+
+
+def test_a_started_gateway_keeps_its_start_out_of_the_collectors_full_passes(
+    start_gateway: StartGateway, db_url: str
+) -> None:
+    """A full collection walks every tracked object: the start's (modules, the app,
+    its models) are frozen once the gateway listens, and the youngest generation is
+    collected rarely enough that a request's objects die before they are promoted."""
+    import gc
+
+    start_gateway(db_url)
+    assert gc.get_freeze_count() > 0
+    assert gc.get_threshold()[0] >= 20_000

@@ -6,6 +6,7 @@ bounded number of streams (429 past it). Real sockets against a real `midturn se
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -338,3 +339,80 @@ async def _ids_until_count(
 
         await asyncio.wait_for(collect(), SAFETY_S)
     return ids
+
+
+async def _until_not_refused(client: httpx.AsyncClient, path: str) -> int:
+    """The status of the first stream request on `path` that is not refused with 429
+    (429 for as long as SAFETY_S lasts)."""
+    status = 429
+    for _ in range(200):
+        async with client.stream("GET", path) as response:
+            status = response.status_code
+        if status != 429:
+            return status
+        await asyncio.sleep(0.1)
+    return status
+
+
+async def test_a_stream_whose_client_stops_reading_gives_its_slot_back(
+    start_gateway: StartGateway, db_url: str, stalled: Stalled
+) -> None:
+    # One stream per token; a write that waits more than half a second for a client
+    # that reads nothing ends the connection, and with it the stream and its slot.
+    gateway = start_gateway(db_url, max_streams_per_token=1, stream_write_timeout_s=0.5)
+    async with gateway.client() as admin:
+        session = (await admin.post("/v1/sessions", json={})).json()
+        for index in range(500):  # a log of ~6 MB to replay, more than sockets buffer
+            created = await admin.post(
+                f"/v1/sessions/{session['session_id']}/asks",
+                json={"tool_input": BIG_ASK, "tool_call_id": f"c{index}", "turn_id": "t"},
+            )
+            assert created.status_code == 201, created.text
+        path = f"/v1/sessions/{session['session_id']}/events"
+        sock = stalled(gateway.port, path, session["answer_token"])
+        await _until_metric(admin, "midturn_open_streams", 1)
+        # The client holds its socket open and reads nothing: the replay's write waits
+        # on it. Its slot comes back once that write has waited too long.
+        async with gateway.client(session["answer_token"]) as answerer:
+            assert await _until_not_refused(answerer, path) == 200
+        # the server closed the stalled connection (a client would reconnect with the
+        # last id it read), rather than leave it open half-written
+        received = b""
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := sock.recv(65536):
+                received += chunk
+        assert received.startswith(b"HTTP/1.1 200")
+        assert len(received) < 6_000_000  # it ended the replay early, not at its end
+
+
+async def test_a_stream_whose_client_reads_slowly_is_not_ended_by_the_write_timeout(
+    start_gateway: StartGateway, db_url: str
+) -> None:
+    gateway = start_gateway(db_url, stream_write_timeout_s=0.5)
+    async with gateway.client() as admin:
+        session = (await admin.post("/v1/sessions", json={})).json()
+        path = f"/v1/sessions/{session['session_id']}/events"
+        async with admin.stream("GET", path) as response:
+            await _until_metric(admin, "midturn_open_streams", 1)
+            await asyncio.sleep(1.0)  # idle longer than the write timeout: no write waits
+            last = await _sentinel_in(admin, session["session_id"])
+            ids = await _ids_until(response, last)
+    assert ids == [1]  # the sentinel's request: the stream was still open
+
+
+def test_the_stream_write_timeout_comes_from_the_environment_and_is_checked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from midturn.errors import UsageError
+    from midturn.gateway._state import StreamLimits
+
+    monkeypatch.setenv("MIDTURN_STREAM_WRITE_TIMEOUT_S", "2.5")
+    assert StreamLimits.from_env().write_timeout_s == 2.5
+    assert StreamLimits.from_env(write_timeout_s=7).write_timeout_s == 7
+    monkeypatch.setenv("MIDTURN_STREAM_WRITE_TIMEOUT_S", "soon")
+    with pytest.raises(UsageError, match="MIDTURN_STREAM_WRITE_TIMEOUT_S must be a number"):
+        StreamLimits.from_env()
+    monkeypatch.delenv("MIDTURN_STREAM_WRITE_TIMEOUT_S")
+    assert StreamLimits.from_env().write_timeout_s == 60.0
+    with pytest.raises(UsageError, match="more than 0 seconds"):
+        StreamLimits(write_timeout_s=0)

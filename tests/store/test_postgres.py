@@ -495,3 +495,43 @@ async def test_a_schema_name_that_needs_quoting_works(url: str) -> None:
         assert await admin(f"SELECT count(*) FROM {quoted}.midturn_interactions") == 1
     finally:
         await admin(f'DROP SCHEMA IF EXISTS "{schema.replace(chr(34), chr(34) * 2)}" CASCADE')
+
+
+async def test_the_pending_counts_keep_only_sessions_with_something_pending(url: str) -> None:
+    """A session's count row goes with its last pending interaction (settled or
+    deleted), a database from before that rule loses its empty rows when it migrates,
+    and the server-wide count sums the rows without reading the interactions."""
+
+    def no_events(position: int, waiting: bool) -> list[NewEvent]:
+        return []
+
+    with pytest.MonkeyPatch.context() as patch:
+        migrations = _postgres_schema.MIGRATIONS
+        before = next(n for n, m in enumerate(migrations) if "only for a session" in m.name)
+        patch.setattr(_postgres_schema, "MIGRATIONS", migrations[:before])
+        async with open_store(url) as old:
+            await old.create_queued(make_ask("old", session_id="s0"), no_events)
+            await old.settle("old", status="skipped")  # leaves ("s0", 0) behind, then
+    async with open_store(url) as store:
+        for n in range(3):
+            await store.create_queued(make_ask(f"a{n}", session_id="s1"), no_events)
+        await store.create_queued(make_ask("b0", session_id="s2"), no_events)
+        await store.create_queued(make_ask("c0", session_id="s3"), no_events)
+        for n in range(3):
+            await store.settle(f"a{n}", status="skipped")
+        assert await store.count_pending() == 2
+        schema = url.rpartition("=")[2]
+        connection = await asyncpg.connect(POSTGRES_URL, server_settings={"search_path": schema})
+        try:
+            await connection.execute("DELETE FROM midturn_interactions WHERE id = 'c0'")
+            rows = await connection.fetch("SELECT session_id, pending FROM midturn_queues")
+            plan = "\n".join(
+                row[0] for row in await connection.fetch(f"EXPLAIN {sql.COUNT_PENDING}")
+            )
+        finally:
+            await connection.close()
+        assert [tuple(row) for row in rows] == [("s2", 1)]
+        assert "midturn_interactions" not in plan, plan
+        assert await store.count_pending() == 1
+        await store.create_queued(make_ask("a9", session_id="s1"), no_events)  # back again
+        assert await store.count_pending() == 2

@@ -328,3 +328,49 @@ async def test_many_stores_racing_to_open_new_files_all_open(tmp_path: Path) -> 
         for store in stores:
             await store.aclose()
         assert [error for error in opened if error is not None] == []
+
+
+async def test_the_pending_counts_keep_only_sessions_with_something_pending(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session's count row goes with its last pending interaction (settled or
+    deleted), a file from before that rule loses its empty rows when it migrates, and
+    the server-wide count sums the rows without reading the interactions."""
+    path = tmp_path / "m.db"
+    url = f"sqlite:///{path}"
+
+    def ask(interaction_id: str, session_id: str) -> Interaction:
+        return Interaction(id=interaction_id, kind="ask", session_id=session_id, turn_id="t1")
+
+    def no_events(position: int, waiting: bool) -> list[NewEvent]:
+        return []
+
+    with monkeypatch.context() as patch:
+        before = next(n for n, m in enumerate(MIGRATIONS) if "only for a session" in m.name)
+        patch.setattr(_sqlite, "MIGRATIONS", MIGRATIONS[:before])
+        async with open_store(url) as old:
+            await old.create_queued(ask("old", "s0"), no_events)
+            await old.settle("old", status="skipped")  # leaves ("s0", 0) behind, then
+    async with open_store(url) as store:
+        for n in range(3):
+            await store.create_queued(ask(f"a{n}", "s1"), no_events)
+        await store.create_queued(ask("b0", "s2"), no_events)
+        await store.create_queued(ask("c0", "s3"), no_events)
+        for n in range(3):
+            await store.settle(f"a{n}", status="skipped")
+        assert await store.count_pending() == 2
+    db = sqlite3.connect(path)
+    try:
+        with db:
+            db.execute("DELETE FROM midturn_interactions WHERE id = 'c0'")
+        assert db.execute("SELECT session_id, pending FROM midturn_queues").fetchall() == [
+            ("s2", 1)
+        ]
+        plan = db.execute(f"EXPLAIN QUERY PLAN {_sqlite._COUNT_PENDING}").fetchall()
+    finally:
+        db.close()
+    assert "midturn_interactions" not in str(plan)
+    async with open_store(url) as store:
+        assert await store.count_pending() == 1
+        await store.create_queued(ask("a9", "s1"), no_events)  # the row comes back
+        assert await store.count_pending() == 2

@@ -7,17 +7,26 @@ plain-text `400 Invalid HTTP request received.` Here that refusal is `{error, me
 like every other, with the status h11 suggests for the fault: 431 `headers_too_large`
 for oversized headers, else 400 (or 501) `invalid_http`. The connection still closes
 after it: its byte stream is no longer trustworthy.
+
+It also hands each request a way to abort its connection (`ABORT_CONNECTION` in the
+request's `scope["state"]`): an event stream whose client has read nothing for too long
+ends that way (`_sse.py`), at once, instead of closing politely, which would wait for the
+client to take the bytes already written.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["JsonErrorsH11Protocol"]
+__all__ = ["ABORT_CONNECTION", "JsonErrorsH11Protocol"]
+
+ABORT_CONNECTION = "midturn.abort_connection"
+"""The key, in a request's `scope["state"]`, of the function that aborts its connection."""
 
 _PHRASES = {400: b"Bad Request", 431: b"Request Header Fields Too Large", 501: b"Not Implemented"}
 
@@ -39,7 +48,13 @@ def _refusal(error: BaseException | None) -> tuple[int, dict[str, str]]:
 
 
 class JsonErrorsH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol; its refusal of an invalid request is JSON."""
+    """uvicorn's h11 protocol; its refusal of an invalid request is JSON, and a request
+    can abort its connection."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        # each request's scope["state"] is a copy of this: one entry per connection
+        self.app_state = {**self.app_state, ABORT_CONNECTION: transport.abort}
 
     def send_400_response(self, msg: str) -> None:
         # called by uvicorn while it handles h11's RemoteProtocolError: that is the

@@ -10,28 +10,35 @@ further behind is dropped by the hub and ends with a `stream_dropped` frame nami
 last event sent: the client reconnects with `Last-Event-ID` and misses nothing.
 
 The number of streams open at once per token is bounded too (`max_per_token`): past it,
-a new stream gets a 429 `too_many_streams`."""
+a new stream gets a 429 `too_many_streams`. And one write may wait at most
+`write_timeout_s` for a client to take what was written before: a client that reads
+nothing for that long (stalled, or gone without a word) has its connection closed, its
+stream ended and its slot given back; it resumes, if it comes back, with
+`Last-Event-ID`."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable, Iterable
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from midturn.gateway._auth import Principal
 from midturn.gateway._hub import Subscriber, format_event
+from midturn.gateway._protocol import ABORT_CONNECTION
 from midturn.gateway._state import GatewayState, StreamCall, client_gone
 
 __all__ = ["format_event", "router"]
 
 router = APIRouter(prefix="/v1", tags=["events"])
+log = logging.getLogger("midturn.gateway")
 
 KEEPALIVE_S = 15.0
 RETRY_MS = 2000
@@ -110,7 +117,7 @@ class _Stream:
         self.ended = False
         self.subscriber: Subscriber | None = None
 
-    async def frames(self, request: Request) -> AsyncIterator[str]:
+    async def frames(self, request: Request) -> AsyncGenerator[str, None]:
         state = self.state
         watcher = asyncio.create_task(self._watch(request))
         state.metrics.open_streams += 1
@@ -199,17 +206,56 @@ class _Stream:
 
 class _StreamResponse(StreamingResponse):
     """A streaming response that gives its stream slot back however it ends (even if
-    the body is never iterated)."""
+    the body is never iterated), and whose writes wait at most `write_timeout_s` each
+    for the client to read: past that, the connection is aborted."""
 
-    def __init__(self, content: AsyncIterator[str], release: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        content: AsyncGenerator[str, None],
+        release: Callable[[], None],
+        write_timeout_s: float,
+    ) -> None:
         super().__init__(content, media_type="text/event-stream", headers=_HEADERS)
+        self._content = content
         self._release = release
+        self._write_timeout_s = write_timeout_s
+        self._stalled = False
+
+    async def stream_response(self, send: Send) -> None:
+        await send(
+            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+        )
+        async for chunk in self._content:
+            message = {"type": "http.response.body", "body": chunk.encode(), "more_body": True}
+            if not await self._write(send, message):
+                await self._content.aclose()  # the stream ends now: its slot and buffers go
+                return
+        await self._write(send, {"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _write(self, send: Send, message: Message) -> bool:
+        """Send `message`; False (and the stream marked stalled) if the client took
+        nothing for `write_timeout_s`."""
+        try:
+            async with asyncio.timeout(self._write_timeout_s):
+                await send(message)
+        except TimeoutError:
+            self._stalled = True
+            return False
+        return True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await super().__call__(scope, receive, send)
         finally:
             self._release()
+            if self._stalled:
+                log.info(
+                    "an event stream's client read nothing for %s s; its connection was closed",
+                    self._write_timeout_s,
+                )
+                abort = scope.get("state", {}).get(ABORT_CONNECTION)
+                if abort is not None:
+                    abort()
 
 
 def _open(
@@ -218,7 +264,7 @@ def _open(
     release = state.streams.acquire(caller)  # raises TooManyStreams past the bound
     try:
         stream = _Stream(state, start, session_id)
-        return _StreamResponse(stream.frames(request), release)
+        return _StreamResponse(stream.frames(request), release, state.stream_limits.write_timeout_s)
     except BaseException:
         release()
         raise

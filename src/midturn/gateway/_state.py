@@ -43,17 +43,21 @@ _REQUESTED: dict[str, InteractionKind] = {
 
 
 DEFAULT_STREAMS_PER_TOKEN = 32
+DEFAULT_WRITE_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
 class StreamLimits:
     """The bounds on event streams (docs/protocol.md, "Event streams"): the bytes of
-    frames one stream may fall behind by before it is dropped, and how many streams one
-    token may hold open at once. `from_env` fills what is not given from
-    `MIDTURN_STREAM_BUFFER_BYTES` and `MIDTURN_MAX_STREAMS_PER_TOKEN`."""
+    frames one stream may fall behind by before it is dropped, how many streams one
+    token may hold open at once, and how long one write may wait for a client that reads
+    nothing before its connection is closed (its stream slot and buffers freed).
+    `from_env` fills what is not given from `MIDTURN_STREAM_BUFFER_BYTES`,
+    `MIDTURN_MAX_STREAMS_PER_TOKEN` and `MIDTURN_STREAM_WRITE_TIMEOUT_S`."""
 
     buffer_bytes: int = DEFAULT_BUFFER_BYTES
     per_token: int = DEFAULT_STREAMS_PER_TOKEN
+    write_timeout_s: float = DEFAULT_WRITE_TIMEOUT_S
 
     def __post_init__(self) -> None:
         if self.buffer_bytes < 1024:
@@ -64,10 +68,17 @@ class StreamLimits:
             raise UsageError(
                 f"the streams allowed per token must be at least 1 (got {self.per_token})"
             )
+        if not self.write_timeout_s > 0:
+            raise UsageError(
+                f"the stream write timeout must be more than 0 seconds (got {self.write_timeout_s})"
+            )
 
     @classmethod
     def from_env(
-        cls, buffer_bytes: int | None = None, per_token: int | None = None
+        cls,
+        buffer_bytes: int | None = None,
+        per_token: int | None = None,
+        write_timeout_s: float | None = None,
     ) -> StreamLimits:
         return cls(
             buffer_bytes=_setting(
@@ -75,6 +86,9 @@ class StreamLimits:
             ),
             per_token=_setting(
                 per_token, "MIDTURN_MAX_STREAMS_PER_TOKEN", DEFAULT_STREAMS_PER_TOKEN
+            ),
+            write_timeout_s=_seconds(
+                write_timeout_s, "MIDTURN_STREAM_WRITE_TIMEOUT_S", DEFAULT_WRITE_TIMEOUT_S
             ),
         )
 
@@ -89,6 +103,18 @@ def _setting(given: int | None, variable: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise UsageError(f"{variable} must be a whole number (got {raw[:40]!r})") from None
+
+
+def _seconds(given: float | None, variable: str, default: float) -> float:
+    if given is not None:
+        return given
+    raw = os.environ.get(variable, "").strip()
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise UsageError(f"{variable} must be a number of seconds (got {raw[:40]!r})") from None
 
 
 class StreamSlots:

@@ -83,6 +83,7 @@ from midturn.store._postgres_schema import advisory_key, migrate, quote_ident
 from midturn.store._postgres_sql import (
     APPEND,
     CHANNEL,
+    COUNT_PENDING,
     CREATE,
     CREATE_APPENDING,
     FIND_BY_TOOL_CALL,
@@ -525,10 +526,7 @@ class PostgresStore(PostgresOutbox, Store):
         return [load_interaction(row["body"]) for row in rows]
 
     async def count_pending(self) -> int:
-        # an index-only count over the partial index of pending rows
-        count = await self._db().fetchval(
-            "SELECT count(*) FROM midturn_interactions WHERE status = 'pending'"
-        )
+        count = await self._db().fetchval(COUNT_PENDING)
         return int(count)
 
     # -- turns -----------------------------------------------------------------------

@@ -265,6 +265,39 @@ MIGRATIONS: tuple[Migration, ...] = (
             "INSERT INTO midturn_outbox_cursor (name, position) VALUES ('events', 0)",
         ),
     ),
+    Migration(
+        7,
+        "pending counts keep a row only for a session with something pending",
+        (
+            # A session's row goes once its last pending interaction settles (it comes
+            # back with its next park), so the table holds the sessions that wait, not
+            # every session ever: the server-wide pending count (`count_pending`, read by
+            # /metrics) sums these rows instead of counting every pending interaction.
+            # A park racing the delete waits on its row lock, then inserts afresh.
+            """
+            CREATE OR REPLACE FUNCTION midturn_count_pending() RETURNS trigger
+            LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+            BEGIN
+                IF TG_OP <> 'INSERT' AND OLD.status = 'pending' THEN
+                    DELETE FROM midturn_queues
+                    WHERE session_id = OLD.session_id AND pending <= 1;
+                    IF NOT FOUND THEN
+                        UPDATE midturn_queues SET pending = pending - 1
+                        WHERE session_id = OLD.session_id;
+                    END IF;
+                END IF;
+                IF TG_OP <> 'DELETE' AND NEW.status = 'pending' THEN
+                    INSERT INTO midturn_queues AS q (session_id, pending)
+                    VALUES (NEW.session_id, 1)
+                    ON CONFLICT (session_id) DO UPDATE SET pending = q.pending + 1;
+                END IF;
+                RETURN NULL;
+            END
+            $$
+            """,
+            "DELETE FROM midturn_queues WHERE pending = 0",
+        ),
+    ),
 )
 
 

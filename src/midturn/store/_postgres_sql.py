@@ -27,6 +27,7 @@ from __future__ import annotations
 __all__ = [
     "APPEND",
     "CHANNEL",
+    "COUNT_PENDING",
     "CREATE",
     "CREATE_APPENDING",
     "FIND_BY_TOOL_CALL",
@@ -137,6 +138,9 @@ APPEND = _appending(None, 1)
 # -- reads (each served by an index; tests/store/test_postgres.py EXPLAINs them) ----------
 
 GET = "SELECT body FROM midturn_interactions WHERE id = $1"
+# The sum of the per-session counts (migrations 4 and 6: one row per session with
+# something pending), not a count of every pending row.
+COUNT_PENDING = "SELECT coalesce(sum(pending), 0) FROM midturn_queues"
 FIND_BY_TOOL_CALL = (
     "SELECT body FROM midturn_interactions WHERE session_id = $1 AND tool_call_id = $2"
 )

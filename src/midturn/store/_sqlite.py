@@ -101,7 +101,9 @@ _QUEUE = (
     " EXISTS (SELECT 1 FROM midturn_interactions"
     " WHERE session_id = ?1 AND turn_id = ?2 AND status = 'pending')"
 )
-_COUNT_PENDING = "SELECT count(*) FROM midturn_interactions WHERE status = 'pending'"
+# The sum of the per-session counts (migrations 4 and 6: one row per session with
+# something pending), not a count of every pending row.
+_COUNT_PENDING = "SELECT coalesce(sum(pending), 0) FROM midturn_queues"
 _END_TURN = (
     "INSERT OR IGNORE INTO midturn_turns_ended (session_id, turn_id, how, ended_at)"
     " VALUES (?, ?, ?, ?)"
@@ -462,7 +464,7 @@ class SqliteStore(SqliteOutbox, Store):
 
     async def count_pending(self) -> int:
         def count(db: Db) -> int:
-            return int(db.execute(_COUNT_PENDING).fetchone()[0])  # the partial index
+            return int(db.execute(_COUNT_PENDING).fetchone()[0])
 
         return await self._run(count)
 

@@ -236,4 +236,41 @@ MIGRATIONS: tuple[Migration, ...] = (
             "INSERT INTO midturn_outbox_cursor (name, position) VALUES ('events', 0)",
         ),
     ),
+    Migration(
+        7,
+        "pending counts keep a row only for a session with something pending",
+        (
+            # A session's row goes once its last pending interaction settles (it comes
+            # back with its next park), so the table holds the sessions that wait, not
+            # every session ever: the server-wide pending count (`count_pending`, read by
+            # /metrics) sums these rows instead of counting every pending interaction.
+            "DROP TRIGGER midturn_count_updated",
+            "DROP TRIGGER midturn_count_deleted",
+            """
+            CREATE TRIGGER midturn_count_updated
+            AFTER UPDATE OF status, session_id ON midturn_interactions
+            WHEN (OLD.status = 'pending') <> (NEW.status = 'pending')
+                OR (NEW.status = 'pending' AND OLD.session_id <> NEW.session_id)
+            BEGIN
+                DELETE FROM midturn_queues
+                WHERE OLD.status = 'pending' AND session_id = OLD.session_id AND pending <= 1;
+                UPDATE midturn_queues SET pending = pending - 1
+                WHERE OLD.status = 'pending' AND session_id = OLD.session_id;
+                INSERT INTO midturn_queues (session_id, pending)
+                SELECT NEW.session_id, 1 WHERE NEW.status = 'pending'
+                ON CONFLICT (session_id) DO UPDATE SET pending = pending + 1;
+            END
+            """,
+            """
+            CREATE TRIGGER midturn_count_deleted AFTER DELETE ON midturn_interactions
+            WHEN OLD.status = 'pending'
+            BEGIN
+                DELETE FROM midturn_queues WHERE session_id = OLD.session_id AND pending <= 1;
+                UPDATE midturn_queues SET pending = pending - 1
+                WHERE session_id = OLD.session_id;
+            END
+            """,
+            "DELETE FROM midturn_queues WHERE pending = 0",
+        ),
+    ),
 )
