@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Literal
 
@@ -86,28 +87,34 @@ class Principal:
 
 class TokenAuthority:
     """Resolves bearer tokens to principals; keeps the admin token's hash and a cache of
-    session records (they never change once created)."""
+    session records (they never change once created), the most recently used
+    `_SESSION_CACHE_MAX` of them, so a gateway with more active sessions than that still
+    finds most of them there."""
 
     def __init__(self, store: Store, admin_token: str) -> None:
         if not admin_token:
             raise ValueError("the admin token must not be empty")
         self._store = store
         self._admin_hash = hash_token(admin_token)
-        self._sessions: dict[str, SessionRecord] = {}
+        self._sessions: OrderedDict[str, SessionRecord] = OrderedDict()
 
     async def session(self, session_id: str) -> SessionRecord:
         """The session record; raises `NotFound`."""
         record = self._sessions.get(session_id)
+        if record is not None:
+            self._sessions.move_to_end(session_id)
+            return record
+        record = await self._store.get_session(session_id)
         if record is None:
-            record = await self._store.get_session(session_id)
-            if record is None:
-                raise NotFound(
-                    f"no session with id {session_id!r}; create one with POST /v1/sessions"
-                )
-            if len(self._sessions) >= _SESSION_CACHE_MAX:
-                self._sessions.clear()
-            self._sessions[session_id] = record
+            raise NotFound(f"no session with id {session_id!r}; create one with POST /v1/sessions")
+        self._remember(record)
         return record
+
+    def _remember(self, record: SessionRecord) -> None:
+        self._sessions[record.id] = record
+        self._sessions.move_to_end(record.id)
+        while len(self._sessions) > _SESSION_CACHE_MAX:
+            self._sessions.popitem(last=False)  # the least recently used
 
     async def create_session(self, meta: dict[str, object]) -> tuple[SessionRecord, str, str]:
         session_id = new_session_id()
@@ -119,7 +126,7 @@ class TokenAuthority:
             meta=dict(meta),
         )
         await self._store.create_session(record)
-        self._sessions[session_id] = record
+        self._remember(record)
         return record, agent_token, answer_token
 
     async def resolve(self, token: str | None) -> Principal:
