@@ -11,7 +11,6 @@ a credential, so it is never part of a failure's detail.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -24,7 +23,7 @@ from midturn.notify._chat import discord_message, slack_message, teams_message
 from midturn.notify._notice import Notice, cut, notice_of, one_line
 from midturn.notify._payload import Notification
 from midturn.notify._senders import DeliveryFailed, Destination, Sender
-from midturn.notify._webhook import check_http_url
+from midturn.notify._webhook import LoopClients, check_http_url
 
 __all__ = ["SLACK_BUTTONS", "ChatSender", "channel_senders", "retry_after_s"]
 
@@ -87,23 +86,13 @@ class ChatSender:
         self.name = name
         self.shape = shape
         self.timeout_s = timeout_s
-        self._clients: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}
+        self._http = LoopClients(timeout_s)
 
     def __repr__(self) -> str:
         return f"ChatSender({self.name!r})"
 
     def check_url(self, url: str) -> str | None:
         return check_http_url(url)
-
-    def _client(self) -> httpx.AsyncClient:
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None or client.is_closed:
-            for other in [known for known in self._clients if known.is_closed()]:
-                del self._clients[other]
-            client = httpx.AsyncClient(timeout=self.timeout_s, follow_redirects=False)
-            self._clients[loop] = client
-        return client
 
     def body(self, payload: Notification) -> bytes:
         """The exact bytes this sender posts for `payload`."""
@@ -113,7 +102,7 @@ class ChatSender:
     async def send(self, destination: Destination, delivery_id: str, payload: Notification) -> None:
         headers = {"content-type": "application/json", "user-agent": "midturn-notify"}
         try:
-            response = await self._client().post(
+            response = await self._http.client().post(
                 destination.url, content=self.body(payload), headers=headers
             )
         except httpx.TimeoutException:
@@ -137,10 +126,7 @@ class ChatSender:
         )
 
     async def aclose(self) -> None:
-        loop = asyncio.get_running_loop()
-        client = self._clients.pop(loop, None)
-        if client is not None:
-            await client.aclose()
+        await self._http.aclose()
 
 
 def _slack(notice: Notice) -> dict[str, Any]:

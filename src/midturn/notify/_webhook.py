@@ -18,10 +18,35 @@ from midturn.notify._extra import standardwebhooks
 from midturn.notify._payload import Notification, payload_bytes
 from midturn.store._outbox import WebhookDestination
 
-__all__ = ["StandardWebhookSender", "check_http_url", "sign_headers"]
+__all__ = ["LoopClients", "StandardWebhookSender", "check_http_url", "sign_headers"]
 
 DEFAULT_TIMEOUT_S = 15.0
 _ERROR_SHOWN = 200
+
+
+class LoopClients:
+    """One HTTP client per event loop (a notifier may run on its own loop, a test on
+    another), made on first use, dropped once its loop is closed; `aclose()` closes the
+    running loop's."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self._clients: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}
+
+    def client(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None or client.is_closed:
+            for other in [known for known in self._clients if known.is_closed()]:
+                del self._clients[other]
+            client = httpx.AsyncClient(timeout=self.timeout_s, follow_redirects=False)
+            self._clients[loop] = client
+        return client
+
+    async def aclose(self) -> None:
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
 
 
 def check_http_url(url: str) -> str | None:
@@ -69,20 +94,10 @@ class StandardWebhookSender:
 
     def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         self.timeout_s = timeout_s
-        self._clients: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}
+        self._http = LoopClients(timeout_s)
 
     def check_url(self, url: str) -> str | None:
         return check_http_url(url)
-
-    def _client(self) -> httpx.AsyncClient:
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None or client.is_closed:
-            for other in [known for known in self._clients if known.is_closed()]:
-                del self._clients[other]
-            client = httpx.AsyncClient(timeout=self.timeout_s, follow_redirects=False)
-            self._clients[loop] = client
-        return client
 
     async def send(
         self, destination: WebhookDestination, delivery_id: str, payload: Notification
@@ -95,7 +110,8 @@ class StandardWebhookSender:
         headers["content-type"] = "application/json"
         headers["user-agent"] = "midturn-notify"
         try:
-            response = await self._client().post(destination.url, content=body, headers=headers)
+            client = self._http.client()
+            response = await client.post(destination.url, content=body, headers=headers)
         except httpx.TimeoutException:
             raise DeliveryFailed(f"no response within {self.timeout_s:g} s") from None
         except httpx.HTTPError as error:
@@ -110,7 +126,4 @@ class StandardWebhookSender:
         raise DeliveryFailed(detail, retry_after=_retry_after(response))
 
     async def aclose(self) -> None:
-        loop = asyncio.get_running_loop()
-        client = self._clients.pop(loop, None)
-        if client is not None:
-            await client.aclose()
+        await self._http.aclose()
