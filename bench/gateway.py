@@ -3,7 +3,7 @@
     .venv/bin/python bench/gateway.py [--quick]
     .venv/bin/python bench/gateway.py --profile out.txt [--seconds 20]   (needs py-spy)
     .venv/bin/python bench/gateway.py --no-express   (FastAPI's routes only: the lane's gain)
-    .venv/bin/python bench/gateway.py --loop uvloop --http httptools   (midturn[fast])
+    .venv/bin/python bench/gateway.py --loop uvloop --http httptools   (the `bench` extra)
 
 A round trip: the agent creates an ask and long-polls for it in the same request
 (`POST /v1/sessions/{sid}/asks?wait=60`); an answerer, following the admin event stream,
@@ -620,7 +620,7 @@ if __name__ == "__main__":
         "--loop",
         choices=("asyncio", "uvloop"),
         default="asyncio",
-        help="the event loop of both servers (uvloop: midturn[fast])",
+        help="the event loop of both servers (uvloop: the bench extra)",
     )
     parser.add_argument(
         "--http",

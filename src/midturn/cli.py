@@ -393,9 +393,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--loop",
-        choices=("auto", "asyncio", "uvloop"),
-        default="auto",
-        help="the event loop (default: auto, uvloop when midturn[fast] is installed)",
+        choices=("asyncio", "uvloop"),
+        default="asyncio",
+        help="the event loop (default: asyncio; uvloop, installed by hand, measured no "
+        "worthwhile gain: docs/benchmarks.md)",
     )
     serve.add_argument(
         "--http",

@@ -1,5 +1,5 @@
-"""midturn[fast] (uvloop, httptools): used when installed, h11 and asyncio otherwise, and a
-clear message when one is asked for by name but missing. (`dev` installs the extra, so
+"""midturn[fast] (httptools): used when installed, h11 otherwise; uvloop only when asked
+for; a clear message when one is asked for by name but missing. (`dev` installs both, so
 the "installed" half never skips; the "missing" half hides the module.)"""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from midturn.gateway._protocol_httptools import JsonErrorsHttpToolsProtocol
 from midturn.gateway._serve import _loop_factory
 
 
-def test_installed_the_fast_pair_is_the_default() -> None:
+def test_installed_httptools_is_the_default_and_uvloop_only_by_name() -> None:
     assert http_protocol() is JsonErrorsHttpToolsProtocol
     assert http_protocol("h11") is JsonErrorsH11Protocol
-    assert _loop_factory("auto") is uvloop.new_event_loop
     assert _loop_factory("asyncio") is None
+    assert _loop_factory("uvloop") is uvloop.new_event_loop
 
 
 def test_missing_auto_falls_back_and_a_named_one_says_how_to_install(
@@ -30,10 +30,9 @@ def test_missing_auto_falls_back_and_a_named_one_says_how_to_install(
     monkeypatch.delitem(sys.modules, "midturn.gateway._protocol_httptools")
     monkeypatch.delitem(sys.modules, "uvicorn.protocols.http.httptools_impl", raising=False)
     assert http_protocol("auto") is JsonErrorsH11Protocol
-    assert _loop_factory("auto") is None
     with pytest.raises(UsageError, match=r"midturn\[fast\]"):
         http_protocol("httptools")
-    with pytest.raises(UsageError, match=r"midturn\[fast\]"):
+    with pytest.raises(UsageError, match="pip install uvloop"):
         _loop_factory("uvloop")
 
 

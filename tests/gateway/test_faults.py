@@ -298,7 +298,8 @@ async def fault_db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncItera
             yield url
 
 
-# the plain stack and midturn[fast]'s (installed with `dev`, so it never skips)
+# the plain stack and the fastest one (httptools, uvloop: installed with `dev`, never
+# skipped)
 STACKS = {
     "asyncio-h11": ("--loop", "asyncio", "--http", "h11"),
     "uvloop-httptools": ("--loop", "uvloop", "--http", "httptools"),

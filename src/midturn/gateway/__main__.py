@@ -1,5 +1,5 @@
 """`python -m midturn.gateway [--db URL] [--host H] [--port N] [--access-log]
-[--loop auto|asyncio|uvloop] [--http auto|h11|httptools]`."""
+[--loop asyncio|uvloop] [--http auto|h11|httptools]`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--access-log", action="store_true", help="log one JSON line per request to stderr"
     )
-    parser.add_argument("--loop", choices=("auto", "asyncio", "uvloop"), default="auto")
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio")
     parser.add_argument("--http", choices=("auto", "h11", "httptools"), default="auto")
     args = parser.parse_args(argv)
     serve(args.db, args.host, args.port, access_log=args.access_log, loop=args.loop, http=args.http)

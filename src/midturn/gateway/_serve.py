@@ -388,15 +388,16 @@ def serve(
     webhooks: Sequence[str] = (),
     notify_options: Any = None,
     slack_signing_secret: str | None = None,
-    loop: str = "auto",
+    loop: str = "asyncio",
     http: str = "auto",
 ) -> None:
     """Run the gateway and the web inbox until SIGINT/SIGTERM (blocking). Prints the
     inbox URL once it listens, with the admin token only when it was just generated;
     prunes what settled longer than `retention` ago (see `run_server`). Requests are
     logged (JSON lines on stderr) only with `access_log`; `log_level` is the threshold
-    for the rest (uvicorn's and the gateway's). `loop`: "asyncio", "uvloop" (midturn[fast])
-    or "auto" (uvloop when installed); `http` as in `run_server`."""
+    for the rest (uvicorn's and the gateway's). `loop`: "asyncio" or "uvloop" (installed
+    by hand: it measured no gain worth a default, docs/benchmarks.md); `http` as in
+    `run_server`."""
     with asyncio.Runner(loop_factory=_loop_factory(loop)) as runner:
         runner.run(
             run_server(
@@ -421,15 +422,13 @@ def serve(
 
 
 def _loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """`serve`'s event loop: uvloop's (midturn[fast]) or asyncio's (None)."""
-    if name not in ("auto", "asyncio", "uvloop"):
-        raise UsageError(f"loop must be 'auto', 'asyncio' or 'uvloop', not {name!r}")
+    """`serve`'s event loop: asyncio's (None) or uvloop's."""
+    if name not in ("asyncio", "uvloop"):
+        raise UsageError(f"loop must be 'asyncio' or 'uvloop', not {name!r}")
     if name == "asyncio":
         return None
     try:
         import uvloop
     except ImportError:
-        if name == "uvloop":
-            raise UsageError("loop 'uvloop' needs uvloop: pip install 'midturn[fast]'") from None
-        return None
+        raise UsageError("loop 'uvloop' needs uvloop: pip install uvloop") from None
     return uvloop.new_event_loop
