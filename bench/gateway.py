@@ -3,6 +3,7 @@
     .venv/bin/python bench/gateway.py [--quick]
     .venv/bin/python bench/gateway.py --profile out.txt [--seconds 20]   (needs py-spy)
     .venv/bin/python bench/gateway.py --no-express   (FastAPI's routes only: the lane's gain)
+    .venv/bin/python bench/gateway.py --loop uvloop --http httptools   (the `bench` extra)
 
 A round trip: the agent creates an ask and long-polls for it in the same request
 (`POST /v1/sessions/{sid}/asks?wait=60`); an answerer, following the admin event stream,
@@ -74,7 +75,7 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning",
-            access_log=False)
+            access_log=False, loop=sys.argv[2], http=sys.argv[3])
 """
 
 
@@ -88,7 +89,7 @@ def _free_port() -> int:
 
 def _start_bare() -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
-    process = subprocess.Popen([sys.executable, "-c", BARE_APP, str(port)])
+    process = subprocess.Popen([sys.executable, "-c", BARE_APP, str(port), LOOP, HTTP])
     url = f"http://127.0.0.1:{port}"
     for _ in range(500):
         try:
@@ -112,12 +113,16 @@ main(sys.argv[1:])
 """
 EXPRESS = True
 
+# The event loop and HTTP parser of both servers (the anchor runs on the same pair, so
+# the ratio compares midturn with FastAPI, not one parser with another).
+LOOP, HTTP = "asyncio", "h11"
+
 
 def _start_gateway(db_url: str) -> tuple[subprocess.Popen[bytes], str]:
     env = {**os.environ, "MIDTURN_TOKEN": ADMIN, "PYTHONUNBUFFERED": "1"}
     program = ["-m", "midturn.gateway"] if EXPRESS else ["-c", WITHOUT_EXPRESS]
     process = subprocess.Popen(
-        [sys.executable, *program, "--db", db_url, "--port", "0"],
+        [sys.executable, *program, "--db", db_url, "--port", "0", "--loop", LOOP, "--http", HTTP],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         env=env,
@@ -413,8 +418,8 @@ COMPONENTS: list[tuple[str, tuple[str, ...]]] = [
     ("midturn gateway routes + middleware", ("midturn/gateway",)),
     ("FastAPI (routing, dependencies, params)", ("fastapi/",)),
     ("Starlette (request, response, routing)", ("starlette/",)),
-    ("uvicorn + h11 (HTTP parse/write)", ("uvicorn/", "h11/")),
-    ("asyncio event loop + sockets", ("asyncio/", "selectors", "socket")),
+    ("uvicorn + h11/httptools (HTTP parse/write)", ("uvicorn/", "h11/", "httptools/")),
+    ("event loop (asyncio/uvloop) + sockets", ("asyncio/", "uvloop/", "selectors", "socket")),
 ]
 
 
@@ -495,6 +500,7 @@ async def main(quick: bool, store: str) -> int:
     db_url = f"sqlite:///{workdir / 'bench.db'}" if store == "sqlite" else store
     gateway_process, gateway_url = _start_gateway(db_url)
     print(f"gateway store: {db_url}")
+    print(f"both servers on loop={LOOP} http={HTTP} (the anchor on the same pair)")
     try:
         admin = httpx.AsyncClient(
             base_url=gateway_url, headers={"Authorization": f"Bearer {ADMIN}"}, timeout=90
@@ -610,8 +616,21 @@ if __name__ == "__main__":
         help="serve every request through FastAPI's routes (the express lane off), to "
         "measure what the lane saves",
     )
+    parser.add_argument(
+        "--loop",
+        choices=("asyncio", "uvloop"),
+        default="asyncio",
+        help="the event loop of both servers (uvloop: the bench extra)",
+    )
+    parser.add_argument(
+        "--http",
+        choices=("h11", "httptools"),
+        default="h11",
+        help="uvicorn's HTTP implementation for both servers (httptools: midturn[fast])",
+    )
     args = parser.parse_args()
     EXPRESS = not args.no_express
+    LOOP, HTTP = args.loop, args.http
     if args.profile is not None:
         raise SystemExit(asyncio.run(profile(args.profile, args.seconds, args.store)))
     raise SystemExit(asyncio.run(main(args.quick, args.store)))

@@ -183,6 +183,8 @@ def _run_serve(args: argparse.Namespace) -> int:
         webhooks=tuple(args.webhook or ()),
         notify_options=notify,
         slack_signing_secret=slack_secret,
+        loop=args.loop,
+        http=args.http,
     )
     return 0
 
@@ -388,6 +390,19 @@ def _parser() -> argparse.ArgumentParser:
         default="warning",
         metavar="LEVEL",
         help=f"what else is logged to stderr: {', '.join(_help.LOG_LEVELS)} (default: warning)",
+    )
+    serve.add_argument(
+        "--loop",
+        choices=("asyncio", "uvloop"),
+        default="asyncio",
+        help="the event loop (default: asyncio; uvloop, installed by hand, measured no "
+        "worthwhile gain: docs/benchmarks.md)",
+    )
+    serve.add_argument(
+        "--http",
+        choices=("auto", "h11", "httptools"),
+        default="auto",
+        help="the HTTP parser (default: auto, httptools when midturn[fast] is installed)",
     )
     serve.add_argument(
         "--webhook",

@@ -40,8 +40,9 @@ class Cluster:
     """The one `midturn serve` of the test, restarted after each SIGKILL. Clients read its
     current URL; a client whose server died waits for the next one."""
 
-    def __init__(self, db_url: str, tmp_path: Path) -> None:
+    def __init__(self, db_url: str, tmp_path: Path, stack: tuple[str, ...] = ()) -> None:
         self.db_url = db_url
+        self.stack = stack  # `midturn serve --loop ... --http ...`
         self.tmp_path = tmp_path
         self.generation = 0
         self.url = ""
@@ -55,9 +56,10 @@ class Cluster:
         log = self.tmp_path / f"serve-{self.generation}.log"
         env = {**os.environ, "MIDTURN_TOKEN": ADMIN, "PYTHONUNBUFFERED": "1"}
         env["MIDTURN_HOME"] = str(self.tmp_path / "home")
+        command = [sys.executable, "-m", "midturn.cli", "serve", "--db", self.db_url]
         with log.open("wb") as errors:
             process = subprocess.Popen(
-                [sys.executable, "-m", "midturn.cli", "serve", "--db", self.db_url, "--port", "0"],
+                [*command, "--port", "0", *self.stack],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=errors,
@@ -205,8 +207,8 @@ def _follower(cluster: Cluster, seen: list[int]) -> None:
             cluster.after_failure(generation)
 
 
-def run_faults(db_url: str, tmp_path: Path) -> None:
-    cluster = Cluster(db_url, tmp_path)
+def run_faults(db_url: str, tmp_path: Path, stack: tuple[str, ...] = ()) -> None:
+    cluster = Cluster(db_url, tmp_path, stack)
     cluster.start()
     session = cluster.call("POST", "/v1/sessions", json={}).json()
     tried: dict[str, list[str]] = {f"asker{k}": [] for k in range(ASKERS)}
@@ -296,7 +298,16 @@ async def fault_db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncItera
             yield url
 
 
+# the plain stack and the fastest one (httptools, uvloop: installed with `dev`, never
+# skipped)
+STACKS = {
+    "asyncio-h11": ("--loop", "asyncio", "--http", "h11"),
+    "uvloop-httptools": ("--loop", "uvloop", "--http", "httptools"),
+}
+
+
+@pytest.mark.parametrize("stack", list(STACKS))
 async def test_sigkill_and_restart_under_load_loses_nothing_and_settles_once(
-    fault_db: str, tmp_path: Path
+    fault_db: str, tmp_path: Path, stack: str
 ) -> None:
-    await asyncio.to_thread(run_faults, fault_db, tmp_path)
+    await asyncio.to_thread(run_faults, fault_db, tmp_path, STACKS[stack])

@@ -14,7 +14,20 @@ from typing import Any
 
 import pytest
 
-from .conftest import ASK, SAFETY_S, LiveGateway, Session
+from midturn.gateway._protocol import JsonErrorsH11Protocol
+from midturn.gateway._protocol_httptools import JsonErrorsHttpToolsProtocol
+
+from .conftest import ASK, SAFETY_S, LiveGateway, Session, StartGateway
+
+
+@pytest.fixture(params=["h11", "httptools"])
+def gateway(
+    request: pytest.FixtureRequest, start_gateway: StartGateway, db_url: str
+) -> LiveGateway:
+    """Every test here on both HTTP parsers: h11 and httptools (midturn[fast], installed
+    with `dev`, so it never skips)."""
+    return start_gateway(db_url, http=request.param)
+
 
 LONE = b"\\ud800"  # JSON text for a lone UTF-16 surrogate
 
@@ -293,5 +306,29 @@ async def test_the_ask_used_here_is_accepted(gateway: LiveGateway, session: Sess
         for body in (_ask_body(QUESTION), _ask_body(json.dumps(ASK))):
             code, _, created = await connection.request("POST", url, session.agent_token, body)
             assert code == 201, created
+    finally:
+        await connection.close()
+
+
+def test_each_parser_named_is_the_one_serving(
+    gateway: LiveGateway, request: pytest.FixtureRequest
+) -> None:
+    """`http=` reaches uvicorn: the tests above ran on the parser they name."""
+    expected = {"h11": JsonErrorsH11Protocol, "httptools": JsonErrorsHttpToolsProtocol}
+    assert gateway._server.config.http is expected[request.node.callspec.params["gateway"]]
+
+
+async def test_a_body_larger_than_the_head_bound_is_not_taken_for_a_long_head(
+    gateway: LiveGateway, session: Session
+) -> None:
+    """The head bound (16 KiB, h11's) counts the head only: a small head with a large body
+    arriving in the same reads is served, and so is the next request after it."""
+    connection = await _Connection.open(gateway)
+    try:
+        body = _ask_body(json.dumps(ASK)) + b" " * 40_000  # JSON allows the trailing space
+        url = f"/v1/sessions/{session.session_id}/asks"
+        code, _, created = await connection.request("POST", url, session.agent_token, body)
+        assert code == 201, created
+        await _still_serving(connection, session)
     finally:
         await connection.close()

@@ -1,4 +1,5 @@
-"""`python -m midturn.gateway [--db URL] [--host H] [--port N] [--access-log]`."""
+"""`python -m midturn.gateway [--db URL] [--host H] [--port N] [--access-log]
+[--loop asyncio|uvloop] [--http auto|h11|httptools]`."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--access-log", action="store_true", help="log one JSON line per request to stderr"
     )
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio")
+    parser.add_argument("--http", choices=("auto", "h11", "httptools"), default="auto")
     args = parser.parse_args(argv)
-    serve(args.db, args.host, args.port, access_log=args.access_log)
+    serve(args.db, args.host, args.port, access_log=args.access_log, loop=args.loop, http=args.http)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""The HTTP/1.1 protocol the gateway runs on: uvicorn's h11 protocol, with its refusals
+"""The HTTP/1.1 protocol the gateway runs on: uvicorn's h11 protocol (or its httptools one,
+`_protocol_httptools.py`, with midturn[fast]), with its refusals
 of requests that are not valid HTTP in the gateway's JSON error shape.
 
 uvicorn refuses such a request (headers that outgrow h11's 16 KiB buffer before they
@@ -23,17 +24,31 @@ import sys
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["ABORT_CONNECTION", "JsonErrorsH11Protocol"]
+from midturn.errors import UsageError
+
+__all__ = [
+    "ABORT_CONNECTION",
+    "HEAD_LIMIT_BYTES",
+    "PHRASES",
+    "JsonErrorsH11Protocol",
+    "http_protocol",
+    "refusal",
+]
 
 ABORT_CONNECTION = "midturn.abort_connection"
 """The key, in a request's `scope["state"]`, of the function that aborts its connection."""
 
-_PHRASES = {400: b"Bad Request", 431: b"Request Header Fields Too Large", 501: b"Not Implemented"}
+PHRASES = {400: b"Bad Request", 431: b"Request Header Fields Too Large", 501: b"Not Implemented"}
+
+HEAD_LIMIT_BYTES = 16 * 1024
+"""How long a request's head may grow before it ends (h11's own bound)."""
 
 
-def _refusal(error: BaseException | None) -> tuple[int, dict[str, str]]:
-    hint = getattr(error, "error_status_hint", 400)
-    status = hint if hint in _PHRASES else 400
+def refusal(status: int, error: BaseException | None) -> tuple[int, dict[str, str]]:
+    """The status and JSON body refusing a request that is not valid HTTP: `status`
+    unless `error` carries h11's status hint."""
+    hint = getattr(error, "error_status_hint", status)
+    status = hint if hint in PHRASES else 400
     if status == 431:
         return status, {
             "error": "headers_too_large",
@@ -59,7 +74,7 @@ class JsonErrorsH11Protocol(H11Protocol):
     def send_400_response(self, msg: str) -> None:
         # called by uvicorn while it handles h11's RemoteProtocolError: that is the
         # exception in flight here, and it carries h11's status hint
-        status, body = _refusal(sys.exc_info()[1])
+        status, body = refusal(400, sys.exc_info()[1])
         payload = json.dumps(body).encode()
         headers = [
             (b"content-type", b"application/json"),
@@ -68,10 +83,28 @@ class JsonErrorsH11Protocol(H11Protocol):
         ]
         self.transport.write(
             self.conn.send(
-                h11.Response(status_code=status, headers=headers, reason=_PHRASES[status])
+                h11.Response(status_code=status, headers=headers, reason=PHRASES[status])
             )
             or b""
         )
         self.transport.write(self.conn.send(h11.Data(data=payload)) or b"")
         self.transport.write(self.conn.send(h11.EndOfMessage()) or b"")
         self.transport.close()
+
+
+def http_protocol(name: str = "auto") -> type[asyncio.Protocol]:
+    """The protocol class for uvicorn's `http`: "h11", "httptools" (midturn[fast]), or
+    "auto": httptools when it is installed, else h11. Both refuse invalid HTTP alike."""
+    if name not in ("auto", "h11", "httptools"):
+        raise UsageError(f"http must be 'auto', 'h11' or 'httptools', not {name!r}")
+    if name != "h11":
+        try:
+            from midturn.gateway._protocol_httptools import JsonErrorsHttpToolsProtocol
+        except ImportError:
+            if name == "httptools":
+                raise UsageError(
+                    "http 'httptools' needs httptools: pip install 'midturn[fast]'"
+                ) from None
+        else:
+            return JsonErrorsHttpToolsProtocol
+    return JsonErrorsH11Protocol

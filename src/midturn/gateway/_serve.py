@@ -27,7 +27,7 @@ from midturn.errors import UsageError
 from midturn.gateway._app import create_app
 from midturn.gateway._auth import new_admin_token
 from midturn.gateway._port import bind_sockets, check_port
-from midturn.gateway._protocol import JsonErrorsH11Protocol
+from midturn.gateway._protocol import http_protocol
 from midturn.gateway._state import GatewayState, StreamLimits
 from midturn.runtime import Runtime
 from midturn.runtime._retention import Retention
@@ -265,6 +265,7 @@ async def run_server(
     notify_options: Any = None,
     slack_signing_secret: str | None = None,
     slack_response_urls: tuple[str, ...] | None = None,
+    http: str = "auto",
 ) -> None:
     """Run the gateway until stopped. `on_ready(base_url)` is called once it listens;
     `on_server(server)` hands out the server so a caller can `stop()` it; `log_level` is
@@ -287,7 +288,11 @@ async def run_server(
     `midturn.notify.NotifyOptions`.
 
     `slack_signing_secret` (default: `MIDTURN_SLACK_SIGNING_SECRET`) turns on Slack's
-    button clicks at `/v1/slack/interactions` (docs/notifications.md#slack)."""
+    button clicks at `/v1/slack/interactions` (docs/notifications.md#slack).
+
+    `http`: uvicorn's HTTP parser, "h11", "httptools" (midturn[fast]) or "auto" (httptools
+    when installed, else h11); both answer invalid HTTP in the JSON error shape."""
+    protocol = http_protocol(http)
     if not 0 <= port <= 65535:
         raise UsageError(f"port {port} is out of range; use 0–65535 (0 picks a free port)")
     check_port(host, port)  # a taken port is a clear message, not uvicorn's errno line
@@ -332,7 +337,7 @@ async def run_server(
             lifespan="off",
             timeout_graceful_shutdown=10,
             timeout_keep_alive=75,
-            http=JsonErrorsH11Protocol,  # invalid HTTP is refused in the JSON error shape
+            http=protocol,  # invalid HTTP is refused in the JSON error shape
         )
 
         def ready(base_url: str) -> None:
@@ -383,28 +388,47 @@ def serve(
     webhooks: Sequence[str] = (),
     notify_options: Any = None,
     slack_signing_secret: str | None = None,
+    loop: str = "asyncio",
+    http: str = "auto",
 ) -> None:
     """Run the gateway and the web inbox until SIGINT/SIGTERM (blocking). Prints the
     inbox URL once it listens, with the admin token only when it was just generated;
     prunes what settled longer than `retention` ago (see `run_server`). Requests are
     logged (JSON lines on stderr) only with `access_log`; `log_level` is the threshold
-    for the rest (uvicorn's and the gateway's)."""
-    asyncio.run(
-        run_server(
-            db_url,
-            host,
-            port,
-            token,
-            access_log=access_log,
-            log_level=log_level,
-            stream_buffer_bytes=stream_buffer_bytes,
-            max_streams_per_token=max_streams_per_token,
-            stream_write_timeout_s=stream_write_timeout_s,
-            token_origin=token_origin,
-            retention=retention,
-            retention_records=retention_records,
-            webhooks=webhooks,
-            notify_options=notify_options,
-            slack_signing_secret=slack_signing_secret,
+    for the rest (uvicorn's and the gateway's). `loop`: "asyncio" or "uvloop" (installed
+    by hand: it measured no gain worth a default, docs/benchmarks.md); `http` as in
+    `run_server`."""
+    with asyncio.Runner(loop_factory=_loop_factory(loop)) as runner:
+        runner.run(
+            run_server(
+                db_url,
+                host,
+                port,
+                token,
+                access_log=access_log,
+                log_level=log_level,
+                stream_buffer_bytes=stream_buffer_bytes,
+                max_streams_per_token=max_streams_per_token,
+                stream_write_timeout_s=stream_write_timeout_s,
+                token_origin=token_origin,
+                retention=retention,
+                retention_records=retention_records,
+                webhooks=webhooks,
+                notify_options=notify_options,
+                slack_signing_secret=slack_signing_secret,
+                http=http,
+            )
         )
-    )
+
+
+def _loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """`serve`'s event loop: asyncio's (None) or uvloop's."""
+    if name not in ("asyncio", "uvloop"):
+        raise UsageError(f"loop must be 'asyncio' or 'uvloop', not {name!r}")
+    if name == "asyncio":
+        return None
+    try:
+        import uvloop
+    except ImportError:
+        raise UsageError("loop 'uvloop' needs uvloop: pip install uvloop") from None
+    return uvloop.new_event_loop

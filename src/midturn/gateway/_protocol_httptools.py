@@ -1,0 +1,72 @@
+"""uvicorn's httptools protocol (midturn[fast]) with the guarantees of the h11 one
+(`_protocol.py`): a request that is not valid HTTP is refused in the JSON error shape,
+and a request can abort its connection.
+
+httptools (llhttp) sets no bound on a request's head: it would buffer an endless header
+for as long as a client sends one. Here a head still incomplete past 16 KiB, h11's
+bound, is refused with 431 `headers_too_large`, as it is on h11. The count is of the
+bytes of each read after which a request's head is still incomplete: exact, except that
+a read holding the end of one pipelined request and the start of the next one's head
+counts whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from midturn.gateway._protocol import ABORT_CONNECTION, HEAD_LIMIT_BYTES, PHRASES, refusal
+
+__all__ = ["JsonErrorsHttpToolsProtocol"]
+
+
+class JsonErrorsHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol; its refusals are JSON, a head is bounded, and a
+    request can abort its connection."""
+
+    _head_pending = False  # a request has begun and its head has not ended yet
+    _head_bytes = 0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        # each request's scope["state"] is a copy of this: one entry per connection
+        self.app_state = {**self.app_state, ABORT_CONNECTION: transport.abort}
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._head_pending and not self.transport.is_closing():
+            self._head_bytes += len(data)
+            if self._head_bytes > HEAD_LIMIT_BYTES:
+                self._refuse(431, None)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._head_pending, self._head_bytes = True, 0
+
+    def on_headers_complete(self) -> None:
+        self._head_pending = False
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._head_pending, self._head_bytes = False, 0  # until the next one begins
+
+    def send_400_response(self, msg: str) -> None:
+        # called by uvicorn while it handles httptools' HttpParserError
+        self._refuse(400, sys.exc_info()[1])
+
+    def _refuse(self, status: int, error: BaseException | None) -> None:
+        status, body = refusal(status, error)
+        payload = json.dumps(body).encode()
+        head = (
+            f"HTTP/1.1 {status} ".encode()
+            + PHRASES[status]
+            + b"\r\ncontent-type: application/json\r\ncontent-length: "
+            + str(len(payload)).encode()
+            + b"\r\nconnection: close\r\n\r\n"
+        )
+        self.transport.write(head + payload)
+        self.transport.close()
