@@ -522,3 +522,31 @@ async def test_7_a_handoff_target_has_no_tool(runtime: Runtime, durable: bool) -
     assert TOOL not in offered(target_model.calls[0])  # the handoff target never sees it
     assert outputs(target_model.calls[1], "target-ask")[0].startswith(UNAVAILABLE)
     assert await requested(runtime, "session-9") == []
+
+
+@MODES
+async def test_each_interaction_says_which_agent_asks(runtime: Runtime, durable: bool) -> None:
+    """The question and the permission carry who is asking (the agent's name) and, for the
+    permission, the tool call, so the inbox shows them beside the prompt."""
+
+    @function_tool(needs_approval=True)
+    def deploy(env: str) -> str:
+        """Deploy to an environment."""
+        return f"deployed {env}"
+
+    model = script(
+        [function_call(TOOL, ASK_DB, call_id="call-who")],
+        [function_call("deploy", {"env": "prod"}, call_id="deploy-who")],
+    )
+    turn = MidturnRun(runtime, "session-who", "turn-who", durable=durable)
+    agent = Agent(name="release-bot", model=model, tools=[turn.tool, deploy])
+    async with ScriptedResponder(runtime, [answer("SQLite"), allow()]) as human:
+        await asyncio.wait_for(turn.run(agent, "Ship it"), SAFETY_S)
+        await human.finished()
+    ask, permission = await runtime.store.list_interactions(session_id="session-who")
+    assert ask.kind == "ask" and ask.context is not None
+    assert ask.context.agent == "release-bot" and ask.context.tool is None
+    assert permission.kind == "permission" and permission.context is not None
+    assert permission.context.agent == "release-bot"
+    assert permission.context.tool is not None and permission.context.tool.name == "deploy"
+    assert permission.context.tool.input == '{"env":"prod"}'

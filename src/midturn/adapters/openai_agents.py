@@ -292,6 +292,7 @@ class MidturnRun:
                     dialect=self.dialect,
                     tool_call_id=call_id,
                     turn_id=self.turn_id,
+                    context=_who(item.agent),
                 )
             except InvalidAsk as error:
                 return str(error)
@@ -304,6 +305,7 @@ class MidturnRun:
             details=_details(arguments),
             tool_call_id=call_id,
             turn_id=self.turn_id,
+            context=_who(item.agent, item.tool_name or "tool", arguments),
         )
         return interaction
 
@@ -339,6 +341,7 @@ class MidturnRun:
                     dialect=self.dialect,
                     tool_call_id=call_id,
                     turn_id=self.turn_id,
+                    context=_who(ctx.agent),
                 )
         except InvalidAsk as error:  # the model fixes its call; nothing parked or shown
             return str(error)
@@ -401,6 +404,16 @@ def _refusal(settled: Settled) -> str:
         return _UNAVAILABLE
     decision = settled.decision
     return (decision.message if decision else None) or _DENIED
+
+
+def _who(agent: Any, tool: str | None = None, arguments: str | None = None) -> dict[str, Any]:
+    """Who is asking (docs/contract.md#who-is-asking): the agent's `name`, and for a
+    permission the tool call with its arguments (the gateway bounds each field)."""
+    name = getattr(agent, "name", None)
+    context: dict[str, Any] = {"agent": name} if isinstance(name, str) and name.strip() else {}
+    if tool is not None:
+        context["tool"] = {"name": tool, "input": arguments}
+    return context
 
 
 def _summary(tool: str, arguments: str) -> str:
