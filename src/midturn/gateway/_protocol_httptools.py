@@ -18,7 +18,7 @@ import sys
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from midturn.gateway._protocol import ABORT_CONNECTION, HEAD_LIMIT_BYTES, PHRASES, refusal
+from midturn.gateway._http_refusal import ABORT_CONNECTION, HEAD_LIMIT_BYTES, PHRASES, refusal
 
 __all__ = ["JsonErrorsHttpToolsProtocol"]
 

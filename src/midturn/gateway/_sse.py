@@ -31,8 +31,8 @@ from fastapi.responses import StreamingResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from midturn.gateway._auth import Principal
+from midturn.gateway._http_refusal import ABORT_CONNECTION
 from midturn.gateway._hub import Subscriber, format_event
-from midturn.gateway._protocol import ABORT_CONNECTION
 from midturn.gateway._state import GatewayState, StreamCall, client_gone
 
 __all__ = ["format_event", "router"]

@@ -22,7 +22,7 @@ import httpx
 from midturn.notify._chat import discord_message, slack_message, teams_message
 from midturn.notify._notice import Notice, cut, notice_of, one_line
 from midturn.notify._payload import Notification
-from midturn.notify._senders import DeliveryFailed, Destination, Sender
+from midturn.notify._sender import DeliveryFailed, Destination, Sender
 from midturn.notify._webhook import LoopClients, check_http_url
 
 __all__ = ["SLACK_BUTTONS", "ChatSender", "channel_senders", "retry_after_s"]

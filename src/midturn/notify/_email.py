@@ -41,7 +41,7 @@ from urllib.parse import unquote, urlsplit
 from midturn.errors import UsageError
 from midturn.notify._notice import Notice, cut, notice_of, one_line
 from midturn.notify._payload import Notification
-from midturn.notify._senders import DeliveryFailed, Destination
+from midturn.notify._sender import DeliveryFailed, Destination
 
 __all__ = ["EmailSender", "SmtpSettings", "email_message", "mailto_addresses"]
 

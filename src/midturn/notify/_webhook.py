@@ -16,6 +16,7 @@ import httpx
 
 from midturn.notify._extra import standardwebhooks
 from midturn.notify._payload import Notification, payload_bytes
+from midturn.notify._sender import DeliveryFailed
 from midturn.store._outbox import WebhookDestination
 
 __all__ = ["LoopClients", "StandardWebhookSender", "check_http_url", "sign_headers"]
@@ -102,7 +103,6 @@ class StandardWebhookSender:
     async def send(
         self, destination: WebhookDestination, delivery_id: str, payload: Notification
     ) -> None:
-        from midturn.notify._senders import DeliveryFailed
 
         body = payload_bytes(payload)
         at = datetime.now(UTC)
