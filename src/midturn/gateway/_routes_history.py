@@ -12,7 +12,6 @@ from urllib.parse import quote
 from fastapi import APIRouter, Path, Query
 from starlette.responses import StreamingResponse
 
-from midturn.contract._context import bounded
 from midturn.contract._history import MAX_QUERY, HistoryPage
 from midturn.gateway._state import Call, GatewayState
 from midturn.gateway._views import HistoryOut, ModelResponse, SessionInfo
@@ -22,15 +21,7 @@ __all__ = ["router"]
 router = APIRouter(prefix="/v1", tags=["sessions"])
 
 SessionId = Annotated[str, Path(max_length=200)]
-MAX_TITLE = 200
 EXPORT_PAGE = 500
-
-
-def _title(meta: dict[str, object]) -> str | None:
-    """`meta.title` as one line of plain text (control characters and escape sequences
-    removed, whitespace folded, at most 200 characters), or None."""
-    title = meta.get("title")
-    return bounded(title, MAX_TITLE, multiline=False) if isinstance(title, str) else None
 
 
 @router.get("/sessions/{session_id}", response_model=SessionInfo)
@@ -43,7 +34,7 @@ async def session_info(call: Call, session_id: SessionId) -> ModelResponse:
         SessionInfo(
             session_id=record.id,
             created_at=record.created_at,
-            title=_title(record.meta),
+            title=record.title,
             meta=record.meta,
         )
     )

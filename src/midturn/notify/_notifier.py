@@ -72,14 +72,6 @@ def new_delivery_id() -> str:
     return "msg_" + secrets.token_urlsafe(16)
 
 
-def _title(meta: dict[str, object]) -> str | None:
-    for key in ("title", "label", "name"):
-        value = meta.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()[:200]
-    return None
-
-
 class Notifier:
     """Runs the fan-out and send loops for one process over `runtime`'s store. An async
     context manager (or `start()` / `aclose()`). `public_url` (a string, or a function
@@ -349,8 +341,8 @@ class Notifier:
         if session_id not in self._titles:
             session = await self.store.get_session(session_id)
             if len(self._titles) >= 10_000:
-                self._titles.clear()
-            self._titles[session_id] = _title(session.meta) if session else None
+                del self._titles[next(iter(self._titles))]  # the oldest read
+            self._titles[session_id] = session.title if session else None
         return self._titles[session_id]
 
     def _payload_text(

@@ -24,6 +24,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from midturn.contract._context import bounded
 from midturn.contract._interactions import (
     Event,
     Interaction,
@@ -46,6 +47,10 @@ how many interactions of its session are pending before it and whether one of th
 belongs to its turn (see `Store.create_queued`)."""
 
 
+MAX_TITLE = 200
+"""The longest session title shown; a longer one is cut and ends with `…`."""
+
+
 class SessionRecord(BaseModel):
     """A gateway session. Tokens are stored only as hashes."""
 
@@ -56,6 +61,15 @@ class SessionRecord(BaseModel):
     answer_token_hash: str
     created_at: datetime = Field(default_factory=utcnow)
     meta: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def title(self) -> str | None:
+        """The session's name for a person: `meta.title` as one line of plain text
+        (control characters and escape sequences removed, whitespace folded, at most
+        `MAX_TITLE` characters), or None. The inbox, `midturn answer` and notifications
+        all show this."""
+        title = self.meta.get("title")
+        return bounded(title, MAX_TITLE, multiline=False) if isinstance(title, str) else None
 
 
 class Settle(BaseModel):
