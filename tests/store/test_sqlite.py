@@ -374,3 +374,113 @@ async def test_the_pending_counts_keep_only_sessions_with_something_pending(
         assert await store.count_pending() == 1
         await store.create_queued(ask("a9", "s1"), no_events)  # the row comes back
         assert await store.count_pending() == 2
+
+
+# -- indexes: each statement reads the one made for it, and nothing more is written ------
+
+
+def _hot_paths() -> dict[str, tuple[str, int, str]]:
+    """Each statement the store runs on a hot path: (SQL, its parameter count, the
+    index its plan must search)."""
+    turn = "midturn_interactions_by_turn_status"
+
+    def listing(**filters: object) -> tuple[str, int]:
+        sql, params = _sqlite.list_sql(**filters)  # type: ignore[arg-type]
+        return sql, len(params) + (2 if "after" in filters else 0)
+
+    paths: dict[str, tuple[str, int, str]] = {
+        "get": (_sqlite._BY_ID, 1, "sqlite_autoindex_midturn_interactions_1"),
+        "by tool call": (_sqlite._BY_TOOL_CALL, 2, "sqlite_autoindex_midturn_interactions_2"),
+        "queue read (park)": (_sqlite._QUEUE, 2, turn),
+        "turn still pending (settle)": (_sqlite._TURN_PENDING, 2, turn),
+        "settle": (_sqlite._SETTLE, 4, "sqlite_autoindex_midturn_interactions_1"),
+        "deadlines": (_sqlite._DEADLINES_FIRST, 1, "midturn_interactions_deadlines"),
+        "deadlines after": (_sqlite._DEADLINES_AFTER, 3, "midturn_interactions_deadlines"),
+        "prune events": (_sqlite._PRUNE_EVENTS, 1, "midturn_events_of_interaction"),
+    }
+    for name, filters, index in (
+        ("inbox", {"status": "pending"}, "midturn_interactions_pending_by_time"),
+        ("inbox page", {"status": "pending", "after": "x"}, "midturn_interactions_pending_by_time"),
+        ("history", {"session_id": "s"}, "midturn_interactions_by_session"),
+        ("history page", {"session_id": "s", "after": "x"}, "midturn_interactions_by_session"),
+        ("turn pending", {"session_id": "s", "turn_id": "t", "status": "pending"}, turn),
+        (
+            "turn's allowed permissions",
+            {"session_id": "s", "turn_id": "t", "kind": "permission", "status": "allowed"},
+            turn,
+        ),
+    ):
+        sql, count = listing(**filters)
+        paths[name] = (sql, count, index)
+    return paths
+
+
+@pytest.mark.parametrize("name", sorted(_hot_paths()))
+async def test_every_hot_path_searches_its_index(tmp_path: Path, name: str) -> None:
+    async with open_store(f"sqlite:///{tmp_path / 'm.db'}"):
+        pass
+    sql, count, index = _hot_paths()[name]
+    with sqlite3.connect(tmp_path / "m.db") as db:
+        plan = " ; ".join(row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {sql}", [None] * count))
+    db.close()
+    assert f"INDEX {index} " in f"{plan} ", plan
+
+
+def _indexes(file: Path) -> set[str]:
+    with sqlite3.connect(file) as db:
+        rows = db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN"
+            " ('midturn_interactions', 'midturn_events') AND sql IS NOT NULL"
+        )
+        names = {row[0] for row in rows}
+    db.close()
+    return names
+
+
+async def test_a_file_from_before_the_leaner_indexes_keeps_its_rows_reachable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The migration replacing the indexes keeps every read right on the rows already
+    there: the pending ones (with and without a deadline), the settled ones, a turn's,
+    and the events a prune removes."""
+    file = tmp_path / "m.db"
+    url = f"sqlite:///{file}"
+    before = next(n for n, m in enumerate(MIGRATIONS) if m.name.startswith("fewer index pages"))
+    deadline = "2030-01-01T00:00:00Z"
+    with monkeypatch.context() as patch:
+        patch.setattr(_sqlite, "MIGRATIONS", MIGRATIONS[:before])
+        async with open_store(url) as old:
+            for n in range(4):
+                item = pending_ask(f"i{n}").model_copy(update={"turn_id": f"t{n % 2}"})
+                if n % 2:
+                    item = Interaction.model_validate({**item.model_dump(), "deadline": deadline})
+                event = NewEvent(
+                    type="user_question_requested",
+                    session_id="s1",
+                    turn_id=item.turn_id,
+                    interaction_id=item.id,
+                )
+                await old.create_interaction(item, [event])
+            await old.settle("i0", status="skipped")
+    assert "midturn_interactions_by_status" in _indexes(file)
+
+    async with open_store(url) as store:
+        assert await store.schema_version() == len(MIGRATIONS)
+        pending = await store.list_interactions(status="pending")
+        assert [item.id for item in pending] == ["i1", "i2", "i3"]
+        assert [i.id for i in await store.list_interactions(status="skipped")] == ["i0"]
+        turn = await store.list_interactions(session_id="s1", turn_id="t0", status="pending")
+        assert [item.id for item in turn] == ["i2"]
+        assert [key for key, _ in await store.pending_deadlines()] == ["i1", "i3"]
+        assert [key for key, _ in await store.pending_deadlines(after="i1")] == ["i3"]
+        pruned = await store.prune(["i0"])
+        assert (pruned.interactions, pruned.events) == (1, 1)
+    assert _indexes(file) == {
+        "midturn_interactions_by_time",
+        "midturn_interactions_by_session",
+        "midturn_interactions_by_turn_status",
+        "midturn_interactions_pending_by_time",
+        "midturn_interactions_deadlines",
+        "midturn_events_by_session",
+        "midturn_events_of_interaction",
+    }

@@ -133,7 +133,7 @@ _DEADLINE = "json_extract(body, '$.deadline')"
 _DEADLINE_OF = f"SELECT {_DEADLINE} FROM midturn_interactions WHERE id = ?"
 _DEADLINES = (
     f"SELECT id, {_DEADLINE} FROM midturn_interactions"
-    " INDEXED BY midturn_interactions_pending_deadline WHERE status = 'pending'"
+    " INDEXED BY midturn_interactions_deadlines WHERE status = 'pending'"
 )
 _DEADLINES_FIRST = f"{_DEADLINES} AND {_DEADLINE} IS NOT NULL ORDER BY {_DEADLINE}, id LIMIT ?"
 _DEADLINES_AFTER = (
@@ -426,28 +426,12 @@ class SqliteStore(SqliteOutbox, Store):
         after: str | None = None,
     ) -> list[Interaction]:
         check_limit(limit)
-        clauses: list[str] = []
-        params: list[Any] = []
-        for column, value in (
-            ("session_id", session_id),
-            ("turn_id", turn_id),
-            ("status", status),
-            ("kind", kind),
-        ):
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                params.append(value)
-        if after is not None:
-            # a keyset page: rows after the cursor's (created_at, seq), by the same index
-            clauses.append("(created_at, seq) > (?, ?)")
-        sql = "SELECT body FROM midturn_interactions"
-        if clauses:
-            sql += " WHERE " + " AND ".join(clauses)
-        sql += " ORDER BY created_at, seq"
-        tail: list[Any] = []
+        sql, params = list_sql(
+            session_id=session_id, turn_id=turn_id, status=status, kind=kind, after=after
+        )
+        tail: list[Any] = [] if limit is None else [limit]
         if limit is not None:
             sql += " LIMIT ?"
-            tail.append(limit)
 
         def select(db: Db) -> list[Interaction]:
             start: tuple[Any, ...] = ()
@@ -595,6 +579,42 @@ class SqliteStore(SqliteOutbox, Store):
             return Pruned(interactions=gone, events=events), ()
 
         return await self._write(prune)
+
+
+def list_sql(
+    *,
+    session_id: str | None = None,
+    turn_id: str | None = None,
+    status: InteractionStatus | None = None,
+    kind: InteractionKind | None = None,
+    after: str | None = None,
+) -> tuple[str, list[Any]]:
+    """`list_interactions`' query (without its LIMIT) and its parameters, the cursor's
+    `(created_at, seq)` still to follow when `after` is given."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    for column, value in (
+        ("session_id", session_id),
+        ("turn_id", turn_id),
+        ("status", None if status == "pending" else status),
+        ("kind", kind),
+    ):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    if status == "pending":  # a literal, so that the partial index of pending rows serves
+        clauses.append("status = 'pending'")
+    if after is not None:
+        # a keyset page: rows after the cursor's (created_at, seq), by the same index
+        clauses.append("(created_at, seq) > (?, ?)")
+    sql = "SELECT body FROM midturn_interactions"
+    if session_id is not None and turn_id is not None:
+        # A turn has few rows: a probe of the turn's index and a sort, rather than the
+        # walk of the whole session in order that the planner picks to save the sort.
+        sql += " INDEXED BY midturn_interactions_by_turn_status"
+    if clauses:
+        sql += " WHERE " + " AND ".join(clauses)
+    return sql + " ORDER BY created_at, seq", params
 
 
 class _Models:

@@ -273,4 +273,49 @@ MIGRATIONS: tuple[Migration, ...] = (
             "DELETE FROM midturn_queues WHERE pending = 0",
         ),
     ),
+    Migration(
+        8,
+        "fewer index pages per park and settle",
+        (
+            # A write appends one WAL frame per b-tree page it touches, so every index is
+            # paid on every park and settle (docs/benchmarks.md, "SQLite write path").
+            # The turn's index holds the status too: "does the turn wait" (a park's
+            # queue read), "is anything of the turn still pending" (a settle) and a
+            # turn's allowed permissions are one probe each, and a settle moves the row
+            # within one leaf, (s, t, 'pending') to (s, t, 'answered'). It replaces the
+            # turn_id index, which no query used alone, and the partial index of pending
+            # rows by (session_id, turn_id).
+            "DROP INDEX midturn_interactions_by_turn",
+            "DROP INDEX midturn_interactions_pending",
+            """
+            CREATE INDEX midturn_interactions_by_turn_status
+                ON midturn_interactions (session_id, turn_id, status)
+            """,
+            # Only pending rows are listed by status without a session (the inbox, a
+            # start's recovery); the index of every row by status moved a settled row
+            # to another leaf on each settle. Other statuses are a filter on the time
+            # index, as on PostgreSQL.
+            "DROP INDEX midturn_interactions_by_status",
+            """
+            CREATE INDEX midturn_interactions_pending_by_time
+                ON midturn_interactions (created_at, seq) WHERE status = 'pending'
+            """,
+            # Deadlines: only the pending rows that have one (an ask without a timeout
+            # no longer writes this index at all).
+            "DROP INDEX midturn_interactions_pending_deadline",
+            """
+            CREATE INDEX midturn_interactions_deadlines
+                ON midturn_interactions (json_extract(body, '$.deadline'), id)
+                WHERE status = 'pending' AND json_extract(body, '$.deadline') IS NOT NULL
+            """,
+            # Events by interaction (read only by a prune): a turn's own events have none,
+            # and their NULL keys all went to the index's first leaf, one more page for
+            # every write that appends one.
+            "DROP INDEX midturn_events_by_interaction",
+            """
+            CREATE INDEX midturn_events_of_interaction
+                ON midturn_events (interaction_id) WHERE interaction_id IS NOT NULL
+            """,
+        ),
+    ),
 )
