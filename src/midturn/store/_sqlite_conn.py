@@ -72,9 +72,16 @@ class Connection:
             worker.shutdown(wait=False)
             raise
         db.execute("PRAGMA busy_timeout = 0")
+        connection = cls(db, worker, path)
         if path != ":memory:":
             db.execute(f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}")
-        return cls(db, worker, path)
+            # The checkpoint thread and its connection are made now, not by the write
+            # that asks for the first checkpoint (starting a thread waits for it to run).
+            connection._checkpointer = ThreadPoolExecutor(
+                1, thread_name_prefix="midturn-checkpoint"
+            )
+            connection._checkpoint = connection._checkpointer.submit(connection._open_checkpoint_db)
+        return connection
 
     async def close(self) -> None:
         loop = asyncio.get_running_loop()
@@ -139,16 +146,26 @@ class Connection:
             return
         if self._checkpoint is not None and not self._checkpoint.done():
             return
+        if self._checkpointer is None:  # closing
+            return
         self._writes = 0
-        if self._checkpointer is None:
-            self._checkpointer = ThreadPoolExecutor(1, thread_name_prefix="midturn-checkpoint")
         self._checkpoint = self._checkpointer.submit(self._run_checkpoint)
 
-    def _run_checkpoint(self) -> None:
+    def _open_checkpoint_db(self) -> None:
         try:
-            if self._checkpoint_db is None:
-                self._checkpoint_db = sqlite3.connect(self.path, isolation_level=None)
-                self._checkpoint_db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            db = sqlite3.connect(self.path, isolation_level=None)
+            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        except sqlite3.Error as error:  # tried again by the first checkpoint
+            log.warning("opening the checkpoint connection to %s failed: %s", self.path, error)
+        else:
+            self._checkpoint_db = db
+
+    def _run_checkpoint(self) -> None:
+        if self._checkpoint_db is None:
+            self._open_checkpoint_db()
+        if self._checkpoint_db is None:  # the writer's own checkpoint remains
+            return
+        try:
             self._checkpoint_db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         except sqlite3.Error as error:  # the writer's own checkpoint remains
             log.warning("a background checkpoint of %s failed: %s", self.path, error)
