@@ -391,8 +391,8 @@ def _hot_paths() -> dict[str, tuple[str, int, str]]:
     paths: dict[str, tuple[str, int, str]] = {
         "get": (_sqlite._BY_ID, 1, "sqlite_autoindex_midturn_interactions_1"),
         "by tool call": (_sqlite._BY_TOOL_CALL, 2, "sqlite_autoindex_midturn_interactions_2"),
-        "queue read (park)": (_sqlite._QUEUE, 2, turn),
-        "turn still pending (settle)": (_sqlite._TURN_PENDING, 2, turn),
+        "repeat and queue read (park)": (_sqlite._PARK_PROBE, 3, turn),
+        "row and turn still pending (settle)": (_sqlite._SETTLE_PROBE, 1, turn),
         "settle": (_sqlite._SETTLE, 4, "sqlite_autoindex_midturn_interactions_1"),
         "deadlines": (_sqlite._DEADLINES_FIRST, 1, "midturn_interactions_deadlines"),
         "deadlines after": (_sqlite._DEADLINES_AFTER, 3, "midturn_interactions_deadlines"),
@@ -484,3 +484,19 @@ async def test_a_file_from_before_the_leaner_indexes_keeps_its_rows_reachable(
         "midturn_events_by_session",
         "midturn_events_of_interaction",
     }
+
+
+async def test_events_appended_together_take_consecutive_ids_in_their_order(
+    tmp_path: Path,
+) -> None:
+    """Several events go in one INSERT (a batch of `_EVENTS_PER_INSERT` rows at most),
+    each event's id read from the last row's: the ids handed back are the stored ones."""
+    count = _sqlite._EVENTS_PER_INSERT * 2 + 3
+    events = [NewEvent(type="turn_waiting", session_id="s1", turn_id=f"t{n}") for n in range(count)]
+    async with open_store(f"sqlite:///{tmp_path / 'm.db'}") as store:
+        await store.append_events(events[:1])
+        appended = await store.append_events(events)
+        stored = await store.read_events(limit=count + 1)
+    assert [event.id for event in appended] == list(range(2, count + 2))
+    assert stored[1:] == list(appended)
+    assert [event.turn_id for event in appended] == [event.turn_id for event in events]

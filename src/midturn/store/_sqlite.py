@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import sqlite3
@@ -80,10 +81,11 @@ _INSERT_INTERACTION = (
     "INSERT INTO midturn_interactions (id, kind, session_id, turn_id, tool_call_id, status,"
     " created_at, settled_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_INSERT_EVENT = (
-    "INSERT INTO midturn_events (type, session_id, turn_id, interaction_id, at, body)"
-    " VALUES (?, ?, ?, ?, ?, ?)"
+_INSERT_EVENTS = (
+    "INSERT INTO midturn_events (type, session_id, turn_id, interaction_id, at, body) VALUES "
 )
+_EVENTS_PER_INSERT = 64
+"""Rows of one event INSERT (six parameters each, well under SQLite's limit)."""
 _INSERT_SESSION = (
     "INSERT INTO midturn_sessions (id, agent_token_hash, answer_token_hash, created_at, body)"
     " VALUES (?, ?, ?, ?, ?)"
@@ -94,12 +96,22 @@ _SETTLE = (
 )
 _BY_ID = "SELECT body FROM midturn_interactions WHERE id = ?"
 _BY_TOOL_CALL = "SELECT body FROM midturn_interactions WHERE session_id = ? AND tool_call_id = ?"
-# The queue position from the session's pending count (migration 4), whether the turn
-# waits from one probe of the partial index of pending interactions (migration 2).
-_QUEUE = (
-    "SELECT coalesce((SELECT pending FROM midturn_queues WHERE session_id = ?1), 0),"
+# A park's reads in one statement: the row of a repeated tool call (none when ?3 is
+# NULL), the queue position from the session's pending count (migration 4), and whether
+# the turn waits, one probe of the turn's index (migration 8).
+_PARK_PROBE = (
+    "SELECT (SELECT body FROM midturn_interactions WHERE session_id = ?1 AND tool_call_id = ?3),"
+    " coalesce((SELECT pending FROM midturn_queues WHERE session_id = ?1), 0),"
     " EXISTS (SELECT 1 FROM midturn_interactions"
     " WHERE session_id = ?1 AND turn_id = ?2 AND status = 'pending')"
+)
+# A settle's read when the turn may be done: the row, and whether anything else of its
+# turn is pending (asked before the update, so the row itself is left out).
+_SETTLE_PROBE = (
+    "SELECT body, EXISTS (SELECT 1 FROM midturn_interactions AS other"
+    " WHERE other.session_id = this.session_id AND other.turn_id = this.turn_id"
+    " AND other.status = 'pending' AND other.seq <> this.seq)"
+    " FROM midturn_interactions AS this WHERE id = ?"
 )
 # The sum of the per-session counts (migrations 4 and 6: one row per session with
 # something pending), not a count of every pending row.
@@ -109,10 +121,6 @@ _END_TURN = (
     " VALUES (?, ?, ?, ?)"
 )
 _TURN_ENDED = "SELECT 1 FROM midturn_turns_ended WHERE session_id = ? AND turn_id = ?"
-_TURN_PENDING = (
-    "SELECT 1 FROM midturn_interactions"
-    " WHERE session_id = ? AND turn_id = ? AND status = 'pending' LIMIT 1"
-)
 # Retention (docs/storage.md): settled before the cutoff implies created before it, so
 # the time index bounds the scan to what is prunable plus the old pending rows.
 _PRUNABLE = (
@@ -296,7 +304,13 @@ class SqliteStore(SqliteOutbox, Store):
         bodies = [dump_event(new) for new in events]
 
         def create(db: Db) -> tuple[tuple[Interaction, bool, tuple[Event, ...]], tuple[Event, ...]]:
-            return self._created(_create(db, interaction, params, lambda: (events, bodies)), params)
+            found = None
+            if interaction.tool_call_id is not None:
+                row = db.execute(_BY_TOOL_CALL, (interaction.session_id, interaction.tool_call_id))
+                found = row.fetchone()
+            if found is not None:
+                return (load_interaction(found[0]), False, ()), ()
+            return self._created(_create(db, interaction, params, events, bodies), params)
 
         return await self._write(create)
 
@@ -307,14 +321,14 @@ class SqliteStore(SqliteOutbox, Store):
         params = tuple(interaction_columns(interaction).values())
 
         def create(db: Db) -> tuple[tuple[Interaction, bool, tuple[Event, ...]], tuple[Event, ...]]:
-            def choose() -> tuple[Sequence[NewEvent], list[str]]:
-                position, waiting = db.execute(
-                    _QUEUE, (interaction.session_id, interaction.turn_id)
-                ).fetchone()
-                chosen = events(position, bool(waiting))
-                return chosen, [dump_event(new) for new in chosen]
-
-            return self._created(_create(db, interaction, params, choose), params)
+            found, position, waiting = db.execute(
+                _PARK_PROBE, (interaction.session_id, interaction.turn_id, interaction.tool_call_id)
+            ).fetchone()
+            if found is not None:
+                return (load_interaction(found), False, ()), ()
+            chosen = events(position, bool(waiting))
+            bodies = [dump_event(new) for new in chosen]
+            return self._created(_create(db, interaction, params, chosen, bodies), params)
 
         return await self._write(create)
 
@@ -382,10 +396,11 @@ class SqliteStore(SqliteOutbox, Store):
         turn_done: Sequence[NewEvent] = (),
     ) -> Settle:
         bodies = [dump_event(new) for new in events]
-        done_bodies = [dump_event(new) for new in turn_done]
+        done = (*events, *turn_done)
+        done_bodies = bodies + [dump_event(new) for new in turn_done]
 
         def settle(db: Db) -> tuple[Settle, tuple[Event, ...]]:
-            found = db.execute(_BY_ID, (interaction_id,)).fetchone()
+            found = db.execute(_SETTLE_PROBE if turn_done else _BY_ID, (interaction_id,)).fetchone()
             if found is None:
                 raise NotFound(f"no interaction with id {interaction_id!r} in this store")
             current = self._models.load(interaction_id, found[0])
@@ -406,11 +421,10 @@ class SqliteStore(SqliteOutbox, Store):
             if cursor.rowcount != 1:  # pragma: no cover - the write lock rules this out
                 return Settle(interaction=current, won=False), ()
             self._models.keep(interaction_id, columns["body"], settled)
-            appended = _insert_events(db, events, bodies)
-            if turn_done:
-                turn = (current.session_id, current.turn_id)
-                if db.execute(_TURN_PENDING, turn).fetchone() is None:
-                    appended += _insert_events(db, turn_done, done_bodies)
+            if turn_done and not found[1]:  # nothing else of the turn is pending
+                appended = _insert_events(db, done, done_bodies)
+            else:
+                appended = _insert_events(db, events, bodies)
             return Settle(interaction=settled, won=True, events=appended), appended
 
         return await self._write(settle)
@@ -666,16 +680,10 @@ def _create(
     db: Db,
     interaction: Interaction,
     params: tuple[str | None, ...],
-    events: Callable[[], tuple[Sequence[NewEvent], list[str]]],
+    events: Sequence[NewEvent],
+    bodies: list[str],
 ) -> tuple[tuple[Interaction, bool, tuple[Event, ...]], tuple[Event, ...]]:
-    """Insert `interaction` (unless its tool call repeats) with the events and their
-    bodies that `events()` gives, called after the repeat check."""
-    if interaction.tool_call_id is not None:
-        found = db.execute(_BY_TOOL_CALL, (interaction.session_id, interaction.tool_call_id))
-        row = found.fetchone()
-        if row is not None:
-            return (load_interaction(row[0]), False, ()), ()
-    chosen, bodies = events()
+    """Insert `interaction` (its tool call already checked for a repeat) with `events`."""
     try:
         db.execute(_INSERT_INTERACTION, params)
     except sqlite3.IntegrityError as error:
@@ -683,27 +691,31 @@ def _create(
             f"an interaction with id {interaction.id!r} already exists; "
             "give each interaction a fresh id"
         ) from error
-    appended = _insert_events(db, chosen, bodies)
+    appended = _insert_events(db, events, bodies)
     return (interaction, True, appended), appended
 
 
 def _insert_events(db: Db, events: Sequence[NewEvent], bodies: list[str]) -> tuple[Event, ...]:
-    appended = []
-    for new, body in zip(events, bodies, strict=True):
-        cursor = db.execute(
-            _INSERT_EVENT,
-            (
-                new.type,
-                new.session_id,
-                new.turn_id,
-                new.interaction_id,
-                sort_key_time(new.at),
-                body,
-            ),
-        )
+    """Append `events`, up to `_EVENTS_PER_INSERT` rows per statement. Rows of one INSERT
+    take consecutive ids in their order (the write lock is held, and AUTOINCREMENT gives
+    each the largest id so far plus one), so the last row's id gives every row's."""
+    appended: list[Event] = []
+    for start in range(0, len(events), _EVENTS_PER_INSERT):
+        chunk = events[start : start + _EVENTS_PER_INSERT]
+        values: list[str | None] = []
+        for new, body in zip(chunk, bodies[start : start + _EVENTS_PER_INSERT], strict=True):
+            values += (new.type, new.session_id, new.turn_id, new.interaction_id)
+            values += (sort_key_time(new.at), body)
+        cursor = db.execute(_insert_events_sql(len(chunk)), values)
         assert cursor.lastrowid is not None
-        appended.append(event_from(new, cursor.lastrowid))
+        first = cursor.lastrowid - len(chunk) + 1
+        appended += (event_from(new, first + n) for n, new in enumerate(chunk))
     return tuple(appended)
+
+
+@functools.cache
+def _insert_events_sql(rows: int) -> str:
+    return _INSERT_EVENTS + ", ".join(["(?, ?, ?, ?, ?, ?)"] * rows)
 
 
 def _newest_event_id(db: Db) -> int:
