@@ -396,8 +396,8 @@ class SqliteStore(SqliteOutbox, Store):
         turn_done: Sequence[NewEvent] = (),
     ) -> Settle:
         bodies = [dump_event(new) for new in events]
-        done = (*events, *turn_done)
-        done_bodies = bodies + [dump_event(new) for new in turn_done]
+        ending = (*events, *turn_done)  # the events when the settle ends the turn
+        ending_bodies = bodies + [dump_event(new) for new in turn_done]
 
         def settle(db: Db) -> tuple[Settle, tuple[Event, ...]]:
             found = db.execute(_SETTLE_PROBE if turn_done else _BY_ID, (interaction_id,)).fetchone()
@@ -422,7 +422,7 @@ class SqliteStore(SqliteOutbox, Store):
                 return Settle(interaction=current, won=False), ()
             self._models.keep(interaction_id, columns["body"], settled)
             if turn_done and not found[1]:  # nothing else of the turn is pending
-                appended = _insert_events(db, done, done_bodies)
+                appended = _insert_events(db, ending, ending_bodies)
             else:
                 appended = _insert_events(db, events, bodies)
             return Settle(interaction=settled, won=True, events=appended), appended
