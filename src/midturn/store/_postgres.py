@@ -117,6 +117,8 @@ class PostgresStore(PostgresOutbox, Store):
         self._listener: Listener | None = None
         self._heard = 0
         self._opening = asyncio.Lock()
+        self._locking: set[int] = set()
+        """Server pids of pooled connections that may still hold a session lock."""
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -135,6 +137,7 @@ class PostgresStore(PostgresOutbox, Store):
                 min_size=self._pool_min,
                 max_size=self._pool_max,
                 server_settings=settings,
+                reset=self._reset,
             )
         except (OSError, asyncpg.PostgresError) as error:
             raise UsageError(
@@ -165,6 +168,19 @@ class PostgresStore(PostgresOutbox, Store):
             await pool.close()
             raise
         self._pool, self._listener = pool, listener
+
+    async def _reset(self, connection: Any) -> None:
+        """What a pooled connection undoes on its way back to the pool (asyncpg has
+        rolled back any transaction left open). The store's statements leave nothing
+        behind on a connection (no cursor, no LISTEN, no setting) but a session lock,
+        and `_session_locked` releases its own; so only a connection whose unlock did not
+        run to its end (cancelled) runs asyncpg's full reset, which releases every
+        advisory lock. Every other goes back as it is: the reset statement would be one
+        more round trip on every use of the pool, while the connection stays taken."""
+        pid = connection.get_server_pid()
+        if pid in self._locking:
+            self._locking.discard(pid)
+            await connection.execute(connection.get_reset_query())
 
     async def aclose(self) -> None:
         listener, self._listener = self._listener, None
@@ -295,12 +311,15 @@ class PostgresStore(PostgresOutbox, Store):
         each one sees what every earlier holder of the lock committed."""
         key = advisory_key(f"session\x00{session_id}", self._schema or "")
         async with self._db().acquire() as connection:
+            pid = connection.get_server_pid()
+            self._locking.add(pid)  # until the unlock has run (see `_reset`)
             await connection.execute(LOCK_SESSION, key)
             try:
                 yield connection
             finally:
                 try:
                     await connection.execute(UNLOCK_SESSION, key)
+                    self._locking.discard(pid)
                 except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
                     # The connection failed: its session, and with it the lock, ends.
                     connection.terminate()
