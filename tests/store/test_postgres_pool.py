@@ -14,10 +14,11 @@ from collections.abc import AsyncIterator
 import pytest
 from tests._postgres import POSTGRES_URL, fresh_schema
 
+from midturn.errors import NotFound
 from midturn.store import open_store
 from midturn.store._postgres import PostgresStore
 from midturn.store._postgres_schema import advisory_key
-from midturn.testing.conformance._data import make_ask
+from midturn.testing.conformance._data import RESULT, answered, make_ask, requested
 
 asyncpg = pytest.importorskip("asyncpg")
 
@@ -93,3 +94,99 @@ async def test_a_connection_whose_unlock_was_cancelled_is_reset_and_the_lock_rel
             await other.close()
         # and the pool still works
         assert await store.get_interaction("ia_not_there") is None
+
+
+class _Checkouts:
+    """Counts one pool's checkouts (the real pool does the work)."""
+
+    def __init__(self, store: PostgresStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        ours = store._db()
+        pool_class = type(ours)
+        acquire = pool_class.acquire
+
+        def counted(pool: object, *args: object, **kwargs: object) -> object:
+            if pool is ours:
+                self.count += 1
+            return acquire(pool, *args, **kwargs)
+
+        monkeypatch.setattr(pool_class, "acquire", counted)
+
+
+async def test_a_settle_naming_its_session_takes_one_checkout_and_settles_once(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with open_store(url) as store:
+        assert isinstance(store, PostgresStore)
+        ask = make_ask("ia_pool_settle")
+        await store.create_interaction(ask, [requested(ask)])
+        checkouts = _Checkouts(store, monkeypatch)
+        first = await store.settle_in_turn(
+            ask.id,
+            session_id=ask.session_id,
+            turn_id=ask.turn_id,
+            status="answered",
+            result=RESULT,
+            events=[answered(ask)],
+        )
+        assert first.won and first.interaction.status == "answered"
+        assert [event.type for event in first.events] == ["user_question_answered"]
+        assert checkouts.count == 1  # the read rides on the lock's statement
+        again = await store.settle_in_turn(
+            ask.id, session_id=ask.session_id, turn_id=ask.turn_id, status="cancelled"
+        )
+        assert not again.won and again.interaction == first.interaction
+
+
+async def test_a_settle_naming_another_session_settles_the_interaction_anyway(
+    url: str,
+) -> None:
+    async with open_store(url) as store:
+        ask = make_ask("ia_pool_elsewhere", session_id="s_real")
+        await store.create_interaction(ask, [requested(ask)])
+        settled = await store.settle_in_turn(
+            ask.id,
+            session_id="s_other",
+            turn_id=ask.turn_id,
+            status="answered",
+            result=RESULT,
+            events=[answered(ask)],
+        )
+        assert settled.won and settled.interaction.session_id == "s_real"
+        with pytest.raises(NotFound):
+            await store.settle_in_turn(
+                "ia_missing", session_id="s_real", turn_id="t1", status="cancelled"
+            )
+
+
+async def test_of_200_racing_settles_naming_the_session_over_two_stores_one_wins(
+    url: str,
+) -> None:
+    async with open_store(url) as replica_a, open_store(url) as replica_b:
+        ask = make_ask("ia_pool_race")
+        await replica_a.create_interaction(ask, [requested(ask)])
+        outcomes = await asyncio.gather(
+            *(
+                (replica_a if n % 2 else replica_b).settle_in_turn(
+                    ask.id,
+                    session_id=ask.session_id,
+                    turn_id=ask.turn_id,
+                    status="answered",
+                    result=RESULT,
+                    settled_by=f"responder-{n}",
+                    events=[answered(ask)],
+                )
+                for n in range(200)
+            )
+        )
+        winners = [outcome for outcome in outcomes if outcome.won]
+        assert len(winners) == 1
+        assert all(
+            outcome.interaction == winners[0].interaction and outcome.events == ()
+            for outcome in outcomes
+            if not outcome.won
+        )
+        assert [event.type for event in await replica_b.read_events()] == [
+            "user_question_requested",
+            "user_question_answered",
+        ]

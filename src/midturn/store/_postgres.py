@@ -89,6 +89,7 @@ from midturn.store._postgres_sql import (
     FIND_BY_TOOL_CALL,
     GET,
     LOCK_SESSION,
+    LOCK_SESSION_READING,
     QUEUE,
     READ_EVENTS,
     READ_SESSION_EVENTS,
@@ -305,17 +306,27 @@ class PostgresStore(PostgresOutbox, Store):
         return await self._shielded(lambda: self._statement(pool, plain, appending, change, events))
 
     @contextlib.asynccontextmanager
-    async def _session_locked(self, session_id: str) -> AsyncIterator[Any]:
+    async def _session_locked(
+        self, session_id: str, reading: str | None = None
+    ) -> AsyncIterator[tuple[Any, str | None]]:
         """A connection holding the session's advisory lock (`LOCK_SESSION`) until the
         block has ended. Its statements run one by one, each in its own transaction:
-        each one sees what every earlier holder of the lock committed."""
+        each one sees what every earlier holder of the lock committed. With `reading`
+        (an interaction id), that interaction's body is read in the statement that takes
+        the lock (`LOCK_SESSION_READING`) and handed out beside the connection (None
+        when there is none): it is what a read just before the lock would see, since the
+        statement's snapshot is taken before it waits for the lock."""
         key = advisory_key(f"session\x00{session_id}", self._schema or "")
         async with self._db().acquire() as connection:
             pid = connection.get_server_pid()
             self._locking.add(pid)  # until the unlock has run (see `_reset`)
-            await connection.execute(LOCK_SESSION, key)
+            body: str | None = None
+            if reading is None:
+                await connection.execute(LOCK_SESSION, key)
+            else:
+                body = await connection.fetchval(LOCK_SESSION_READING, key, reading)
             try:
-                yield connection
+                yield connection, body
             finally:
                 try:
                     await connection.execute(UNLOCK_SESSION, key)
@@ -367,7 +378,7 @@ class PostgresStore(PostgresOutbox, Store):
         change = tuple(interaction_columns(interaction).values())
 
         async def create() -> tuple[bool, tuple[Event, ...]]:
-            async with self._session_locked(interaction.session_id) as connection:
+            async with self._session_locked(interaction.session_id) as (connection, _):
                 return await self._statement(connection, CREATE, CREATE_APPENDING, change, events)
 
         created, appended = await self._shielded(create)
@@ -387,7 +398,7 @@ class PostgresStore(PostgresOutbox, Store):
         session_id, turn_id = interaction.session_id, interaction.turn_id
 
         async def create() -> tuple[Interaction | None, bool, tuple[Event, ...]]:
-            async with self._session_locked(session_id) as connection:
+            async with self._session_locked(session_id) as (connection, _):
                 queue = await connection.fetchrow(
                     QUEUE, session_id, turn_id, interaction.tool_call_id
                 )
@@ -474,42 +485,84 @@ class PostgresStore(PostgresOutbox, Store):
         """The compare-and-set, under the session's lock, with `turn_done` appended in
         the same statement when nothing else of the turn is pending (`_TURN_IDLE`): of
         two racing settles of a turn's last two interactions, the second to take the
-        lock sees the first one's settle committed, and appends `turn_done`."""
+        lock sees the first one's settle committed, and appends `turn_done`.
+
+        When the caller names the session (the runtime does), the interaction is read in
+        the statement that takes the session's lock: a round trip and a pool checkout
+        fewer than reading it first. Either way the copy read may be stale once the lock
+        is held; the compare-and-set decides."""
+
+        def change_of(current: Interaction) -> tuple[Interaction, tuple[object, ...]]:
+            settled = settled_copy(
+                current,
+                status=status,
+                result=result,
+                decision=decision,
+                settled_by=settled_by,
+                settled_at=settled_at,
+            )
+            columns = interaction_columns(settled)
+            change = (interaction_id, columns["status"], columns["settled_at"], columns["body"])
+            return settled, change
+
+        appending = [*events, *turn_done]
+        when_idle = [False] * len(events) + [True] * len(turn_done)
+
+        async def write(
+            connection: Any, current: Interaction, change: tuple[object, ...]
+        ) -> tuple[bool, tuple[Event, ...]]:
+            if not appending:
+                return await self._statement(connection, SETTLE, "", change, ())
+            turn = (current.session_id, current.turn_id)
+            return await self._statement(
+                connection, None, SETTLE_APPENDING, (*change, *turn), appending, when_idle
+            )
+
+        if session_id and not _unstorable(session_id, interaction_id):
+            self._db()
+
+            async def read_and_update() -> tuple[Interaction | None, Settle | None]:
+                async with self._session_locked(session_id, interaction_id) as (connection, body):
+                    current = None if body is None else load_interaction(body)
+                    if current is None or current.session_id != session_id:
+                        return current, None  # not this session's: the general path
+                    settled, change = change_of(current)
+                    if current.status != "pending":
+                        return current, Settle(interaction=current, won=False)
+                    won, appended = await write(connection, current, change)
+                    if won:
+                        return current, Settle(interaction=settled, won=True, events=appended)
+                    return current, None  # another settle committed first: read its row
+
+            found, outcome = await self._shielded(read_and_update)
+            if outcome is not None:
+                return outcome
+            if found is None:
+                raise NotFound(f"no interaction with id {interaction_id!r} in this store")
+            if found.session_id == session_id:
+                return await self._lost(interaction_id)
         current = await self.get_interaction(interaction_id)
         if current is None:
             raise NotFound(f"no interaction with id {interaction_id!r} in this store")
-        settled = settled_copy(
-            current,
-            status=status,
-            result=result,
-            decision=decision,
-            settled_by=settled_by,
-            settled_at=settled_at,
-        )
+        settled, change = change_of(current)
         if current.status != "pending":
             return Settle(interaction=current, won=False)
-        columns = interaction_columns(settled)
-        change = (interaction_id, columns["status"], columns["settled_at"], columns["body"])
-        appending = [*events, *turn_done]
-        when_idle = [False] * len(events) + [True] * len(turn_done)
-        turn = (current.session_id, current.turn_id)
 
         async def update() -> tuple[bool, tuple[Event, ...]]:
-            async with self._session_locked(current.session_id) as connection:
-                if not appending:
-                    return await self._statement(connection, SETTLE, "", change, ())
-                return await self._statement(
-                    connection, None, SETTLE_APPENDING, (*change, *turn), appending, when_idle
-                )
+            async with self._session_locked(current.session_id) as (connection, _):
+                return await write(connection, current, change)
 
         won, appended = await self._shielded(update)
         if not won:
-            # Another settle committed first (the UPDATE waited for it): read its row.
-            now = await self.get_interaction(interaction_id)
-            if now is None:  # settled long ago, and pruned since
-                raise NotFound(f"no interaction with id {interaction_id!r} in this store")
-            return Settle(interaction=now, won=False)
+            return await self._lost(interaction_id)
         return Settle(interaction=settled, won=True, events=appended)
+
+    async def _lost(self, interaction_id: str) -> Settle:
+        """Another settle committed first (the UPDATE waited for it): its row, read."""
+        now = await self.get_interaction(interaction_id)
+        if now is None:  # settled long ago, and pruned since
+            raise NotFound(f"no interaction with id {interaction_id!r} in this store")
+        return Settle(interaction=now, won=False)
 
     async def list_interactions(
         self,
