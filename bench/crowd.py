@@ -373,6 +373,21 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+HUB_COUNTERS = ("midturn_event_log_reads_total", "midturn_streams_dropped_total")
+
+
+async def hub_metrics(url: str) -> dict[str, float]:
+    """The event hub's counters, from `/metrics` (admin)."""
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        text = (await client.get("/metrics", headers={"Authorization": f"Bearer {ADMIN}"})).text
+    found = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in HUB_COUNTERS:
+            found[name] = float(value)
+    return found
+
+
 def in_server(log: Path, since: float, until: float) -> dict[str, list[float]]:
     """Each route's request durations (ms) as the server's access log has them, for the
     requests that ended between `since` and `until` (`time.time()`): the time inside the
@@ -789,6 +804,8 @@ class CrowdResult:
     streams_cpu: float = 0.0
     """Share of one core the stream crowd's process used meanwhile."""
     """Share of one core the server used during the crowd phase."""
+    hub: dict[str, float] = field(default_factory=dict)
+    """The event hub's counters over the crowd phase (`/metrics`)."""
     idle_server: dict[str, list[float]] = field(default_factory=dict)
     crowd_server: dict[str, list[float]] = field(default_factory=dict)
     """Request durations in the server by route (access log), alone and under the crowd."""
@@ -901,6 +918,7 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                 )
+            hub_before = await hub_metrics(server.url)
             crowd_since = time.time()
             cpu_before, cpu_at = cpu_s(pid), time.perf_counter()
             own_before, crowd_before = time.process_time(), cpu_s(crowd_process.pid)
@@ -908,6 +926,8 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
             result.crowd_health, crowd_probe_errors = await asyncio.to_thread(stop_probe, probe)
             elapsed = time.perf_counter() - cpu_at
             crowd_until = time.time()
+            hub_after = await hub_metrics(server.url)
+            result.hub = {name: hub_after[name] - hub_before.get(name, 0) for name in hub_after}
             result.server_cpu = (cpu_s(pid) - cpu_before) / elapsed
             result.bench_cpu = (time.process_time() - own_before) / elapsed
             result.streams_cpu = (cpu_s(crowd_process.pid) - crowd_before) / elapsed
@@ -1011,6 +1031,11 @@ def report(result: CrowdResult, args: argparse.Namespace) -> bool:
             f"{pct(alone, 0.99):.2f} ms; under the crowd p50 {pct(crowded, 0.5):.2f} ms p99 "
             f"{pct(crowded, 0.99):.2f} ms ({len(crowded)} requests)"
         )
+    print(
+        f"  the event hub under the crowd: {result.hub.get(HUB_COUNTERS[0], 0):.0f} reads of "
+        f"the log to fill a gap, {result.hub.get(HUB_COUNTERS[1], 0):.0f} streams dropped "
+        f"for falling behind ({len(result.crowd_trips)} round trips)"
+    )
     print(
         f"CPU under the crowd, share of one core: server {result.server_cpu:.0%}, agents and "
         f"answerer {result.bench_cpu:.0%}, stream clients {result.streams_cpu:.0%}"
