@@ -35,7 +35,8 @@ How it stays correct with many processes:
   commit) with the payload `<last id>:<schema>`. Every store object LISTENs on a
   dedicated connection (`_postgres_listen.py`) and calls `notify_listeners(last id)` for the
   appends of other store objects — other replicas — in its schema. Its own appends it
-  announces directly after commit (and ignores when their notification comes back).
+  announces once their write has returned (and ignores when their notification comes
+  back; one that comes in while a write of its own runs waits for that write to end).
   Listeners hear each id at most once, in increasing order.
 """
 
@@ -103,6 +104,9 @@ from midturn.store._postgres_url import parse_url, redact
 __all__ = ["PostgresStore"]
 
 _CLOSE_TIMEOUT_S = 10.0
+NOTIFY_HOLD_S = 0.05
+"""The longest a notification that came in during a write of this store waits (see
+`_on_payload`): a write ending announces it at once."""
 T = TypeVar("T")
 
 
@@ -118,6 +122,11 @@ class PostgresStore(PostgresOutbox, Store):
         self._listener: Listener | None = None
         self._heard = 0
         self._opening = asyncio.Lock()
+        self._writing = 0
+        self._held_back = 0
+        self._unannounced = 0
+        """The newest id this store appended (its listeners are told of it by
+        `_shielded`)."""
         self._locking: set[int] = set()
         """Server pids of pooled connections that may still hold a session lock."""
 
@@ -228,6 +237,13 @@ class PostgresStore(PostgresOutbox, Store):
             last_event_id = int(text_id)
         except ValueError:
             return  # not one of ours
+        if self._writing and last_event_id > self._held_back:
+            # Perhaps a write of this store, whose caller has not had its ids yet (the
+            # notification can come in before the statement's result): held back until
+            # a write ends, or `NOTIFY_HOLD_S` at most, as `_shielded` explains.
+            self._held_back = last_event_id
+            asyncio.get_running_loop().call_later(NOTIFY_HOLD_S, self._announce)
+            return
         self._heard_up_to(last_event_id)
 
     async def _catch_up(self) -> None:
@@ -248,15 +264,20 @@ class PostgresStore(PostgresOutbox, Store):
         )
 
     def _appended(self, events: Sequence[NewEvent], ids: list[int] | None) -> tuple[Event, ...]:
-        """The events under the ids their statement drew, announced to this store's
-        listeners (the statement has committed: it ran in its own transaction)."""
+        """The events under the ids their statement drew (the statement has committed:
+        it ran in its own transaction), to be announced by `_shielded`."""
         if not ids:
             return ()
         appended = tuple(
             event_from(new, event_id) for new, event_id in zip(events, ids, strict=True)
         )
-        self._heard_up_to(ids[-1])
+        self._unannounced = max(self._unannounced, ids[-1])
         return appended
+
+    def _announce(self) -> None:
+        """Tell the listeners of every event this store has appended, and of what a
+        notification held back (`_on_payload`) said."""
+        self._heard_up_to(max(self._unannounced, self._held_back))
 
     async def _statement(
         self,
@@ -270,7 +291,7 @@ class PostgresStore(PostgresOutbox, Store):
         """Run one write statement on `db` (the pool or a connection): `plain` without
         events, `appending` with them (and with `when_idle`, the gate of each event, see
         `_appending` in _postgres_sql.py). Returns whether it changed something, and the
-        events it appended (announced)."""
+        events it appended (announced by `_shielded`, which runs every write)."""
         if not events:
             assert plain is not None
             return await db.fetchval(plain, *change) is not None, ()
@@ -285,14 +306,33 @@ class PostgresStore(PostgresOutbox, Store):
 
     async def _shielded(self, work: Callable[[], Awaitable[T]]) -> T:
         """`await work()`, shielded from the caller's cancellation: once sent, a statement
-        may commit whatever the caller does, so the work runs to its end and announces
-        its events — a committed event is never left unannounced in this process."""
+        may commit whatever the caller does, so the work runs to its end and its events
+        are announced — a committed event is never left unannounced in this process.
+
+        They are announced here, once the caller has its result (or, if it was
+        cancelled, once the work has ended), not inside the work: the caller runs on
+        before any task a listener wakes. The runtime, which skips its own events by the
+        ids a write returned when it follows the log, has those ids by then; told
+        inside the work, its log reader woke first and read them back from the
+        database, about once per round trip."""
+        self._writing += 1
         task = asyncio.ensure_future(work())
         try:
-            return await asyncio.shield(task)
+            result = await asyncio.shield(task)
         except asyncio.CancelledError:
             task.add_done_callback(_retrieve)
+            task.add_done_callback(self._written)
             raise
+        except BaseException:
+            self._written()
+            raise
+        self._written()
+        return result
+
+    def _written(self, _: object = None) -> None:
+        """A write has ended: announce what it (or anyone) appended meanwhile."""
+        self._writing -= 1
+        self._announce()
 
     async def _write(
         self,
