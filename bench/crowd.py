@@ -408,6 +408,15 @@ def in_server(log: Path, since: float, until: float) -> dict[str, list[float]]:
     return routes
 
 
+def cpu_pressure() -> str:
+    """The last 10 s of `/proc/pressure/cpu` (`some avg10`), or "n/a"."""
+    try:
+        first = Path("/proc/pressure/cpu").read_text().splitlines()[0]
+    except (OSError, IndexError):
+        return "n/a"
+    return first.split()[1].removeprefix("avg10=") + "%"
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -804,6 +813,8 @@ class CrowdResult:
     streams_cpu: float = 0.0
     """Share of one core the stream crowd's process used meanwhile."""
     """Share of one core the server used during the crowd phase."""
+    server_cpu_s: float = 0.0
+    """Server CPU seconds over the crowd phase (per round trip: the steadiest figure)."""
     hub: dict[str, float] = field(default_factory=dict)
     """The event hub's counters over the crowd phase (`/metrics`)."""
     idle_server: dict[str, list[float]] = field(default_factory=dict)
@@ -929,6 +940,7 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
             hub_after = await hub_metrics(server.url)
             result.hub = {name: hub_after[name] - hub_before.get(name, 0) for name in hub_after}
             result.server_cpu = (cpu_s(pid) - cpu_before) / elapsed
+            result.server_cpu_s = cpu_s(pid) - cpu_before
             result.bench_cpu = (time.process_time() - own_before) / elapsed
             result.streams_cpu = (cpu_s(crowd_process.pid) - crowd_before) / elapsed
             sampler.cancel()
@@ -1038,7 +1050,13 @@ def report(result: CrowdResult, args: argparse.Namespace) -> bool:
     )
     print(
         f"CPU under the crowd, share of one core: server {result.server_cpu:.0%}, agents and "
-        f"answerer {result.bench_cpu:.0%}, stream clients {result.streams_cpu:.0%}"
+        f"answerer {result.bench_cpu:.0%}, stream clients {result.streams_cpu:.0%}; server CPU "
+        f"per round trip {1000 * result.server_cpu_s / max(1, len(result.crowd_trips)):.2f} ms "
+        f"(with its share of the streams' fan-out)"
+    )
+    print(
+        f"the machine: load average {os.getloadavg()[0]:.1f}, CPU pressure {cpu_pressure()} "
+        "(PSI: share of time something waited for a core; a quiet machine is near 0%)"
     )
     print(
         f"streams: {s['opened']} opened, {s['resumed']} resumed after a drop, "
