@@ -69,6 +69,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -318,7 +319,17 @@ def start_server(db_url: str, work: Path) -> Server:
     env = {**os.environ, "MIDTURN_TOKEN": ADMIN, "MIDTURN_HOME": str(home)}
     env.pop("MIDTURN_MAX_STREAMS_PER_TOKEN", None)  # the default cap, 32 per token
     process = subprocess.Popen(
-        [sys.executable, "-m", "midturn.cli", "serve", "--db", db_url, "--port", "0"],
+        [
+            sys.executable,
+            "-m",
+            "midturn.cli",
+            "serve",
+            "--db",
+            db_url,
+            "--port",
+            "0",
+            "--access-log",  # the in-server times (`in_server`)
+        ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=log.open("wb"),
@@ -360,6 +371,50 @@ def cpu_s(pid: int) -> float:
     """User + system CPU seconds of a process (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+HUB_COUNTERS = ("midturn_event_log_reads_total", "midturn_streams_dropped_total")
+
+
+async def hub_metrics(url: str) -> dict[str, float]:
+    """The event hub's counters, from `/metrics` (admin)."""
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        text = (await client.get("/metrics", headers={"Authorization": f"Bearer {ADMIN}"})).text
+    found = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in HUB_COUNTERS:
+            found[name] = float(value)
+    return found
+
+
+def in_server(log: Path, since: float, until: float) -> dict[str, list[float]]:
+    """Each route's request durations (ms) as the server's access log has them, for the
+    requests that ended between `since` and `until` (`time.time()`): the time inside the
+    app, without what the request waited for before the server read it."""
+    routes: dict[str, list[float]] = {}
+    with log.open(errors="replace") as lines:
+        for line in lines:
+            if '"duration_ms"' not in line:
+                continue
+            try:
+                entry = json.loads(line)
+                at = datetime.fromisoformat(entry["time"]).timestamp()
+            except (ValueError, KeyError):
+                continue
+            if since <= at <= until:
+                key = f"{entry['method']} {entry['route']}"
+                routes.setdefault(key, []).append(float(entry["duration_ms"]))
+    return routes
+
+
+def cpu_pressure() -> str:
+    """The last 10 s of `/proc/pressure/cpu` (`some avg10`), or "n/a"."""
+    try:
+        first = Path("/proc/pressure/cpu").read_text().splitlines()[0]
+    except (OSError, IndexError):
+        return "n/a"
+    return first.split()[1].removeprefix("avg10=") + "%"
 
 
 def pct(values: list[float], q: float) -> float:
@@ -758,6 +813,13 @@ class CrowdResult:
     streams_cpu: float = 0.0
     """Share of one core the stream crowd's process used meanwhile."""
     """Share of one core the server used during the crowd phase."""
+    server_cpu_s: float = 0.0
+    """Server CPU seconds over the crowd phase (per round trip: the steadiest figure)."""
+    hub: dict[str, float] = field(default_factory=dict)
+    """The event hub's counters over the crowd phase (`/metrics`)."""
+    idle_server: dict[str, list[float]] = field(default_factory=dict)
+    crowd_server: dict[str, list[float]] = field(default_factory=dict)
+    """Request durations in the server by route (access log), alone and under the crowd."""
 
 
 async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
@@ -774,6 +836,7 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
             answerer = Answerer(server.url, {sid for sid, _, _ in agent_sessions})
             await answerer.start(await last_event_id(server.url))
             # the anchors: one agent alone, then /healthz alone
+            idle_since = time.time()
             idle = await agents(
                 server.url,
                 agent_sessions[:1],
@@ -788,6 +851,7 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
             probe = await asyncio.to_thread(start_probe, server.url)
             await asyncio.sleep(args.probe_seconds)
             result.idle_health, idle_probe_errors = await asyncio.to_thread(stop_probe, probe)
+            idle_until = time.time()
             result.rss_by_streams.append((0, rss_mib(pid)))
 
             # the crowd arrives: streams, in steps
@@ -865,12 +929,18 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                 )
+            hub_before = await hub_metrics(server.url)
+            crowd_since = time.time()
             cpu_before, cpu_at = cpu_s(pid), time.perf_counter()
             own_before, crowd_before = time.process_time(), cpu_s(crowd_process.pid)
             loaded = await agents(server.url, agent_sessions, seconds=args.seconds, pace=args.pace)
             result.crowd_health, crowd_probe_errors = await asyncio.to_thread(stop_probe, probe)
             elapsed = time.perf_counter() - cpu_at
+            crowd_until = time.time()
+            hub_after = await hub_metrics(server.url)
+            result.hub = {name: hub_after[name] - hub_before.get(name, 0) for name in hub_after}
             result.server_cpu = (cpu_s(pid) - cpu_before) / elapsed
+            result.server_cpu_s = cpu_s(pid) - cpu_before
             result.bench_cpu = (time.process_time() - own_before) / elapsed
             result.streams_cpu = (cpu_s(crowd_process.pid) - crowd_before) / elapsed
             sampler.cancel()
@@ -913,7 +983,16 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
             if "Traceback" in line or '"level": "error"' in line.lower()
         ]
         result.errors["server log errors"] = len(errors_logged)
+        result.idle_server = in_server(server.log, idle_since, idle_until)
+        result.crowd_server = in_server(server.log, crowd_since, crowd_until)
     return result
+
+
+IN_SERVER = (
+    ("GET /healthz", "GET /healthz"),
+    ("the ask POST (until answered)", "POST /v1/sessions/{session_id}/asks"),
+    ("the answer POST", "POST /v1/asks/{interaction_id}/answer"),
+)
 
 
 def report(result: CrowdResult, args: argparse.Namespace) -> bool:
@@ -957,9 +1036,27 @@ def report(result: CrowdResult, args: argparse.Namespace) -> bool:
         f"  alone again after the crowd left: p50 {pct(result.idle_after, 0.5):.2f} ms "
         f"(the machine's drift over the run)"
     )
+    for label, route in IN_SERVER:
+        alone, crowded = result.idle_server.get(route, []), result.crowd_server.get(route, [])
+        print(
+            f"  in the server (access log), {label}: alone p50 {pct(alone, 0.5):.2f} ms p99 "
+            f"{pct(alone, 0.99):.2f} ms; under the crowd p50 {pct(crowded, 0.5):.2f} ms p99 "
+            f"{pct(crowded, 0.99):.2f} ms ({len(crowded)} requests)"
+        )
+    print(
+        f"  the event hub under the crowd: {result.hub.get(HUB_COUNTERS[0], 0):.0f} reads of "
+        f"the log to fill a gap, {result.hub.get(HUB_COUNTERS[1], 0):.0f} streams dropped "
+        f"for falling behind ({len(result.crowd_trips)} round trips)"
+    )
     print(
         f"CPU under the crowd, share of one core: server {result.server_cpu:.0%}, agents and "
-        f"answerer {result.bench_cpu:.0%}, stream clients {result.streams_cpu:.0%}"
+        f"answerer {result.bench_cpu:.0%}, stream clients {result.streams_cpu:.0%}; server CPU "
+        f"per round trip {1000 * result.server_cpu_s / max(1, len(result.crowd_trips)):.2f} ms "
+        f"(with its share of the streams' fan-out)"
+    )
+    print(
+        f"the machine: load average {os.getloadavg()[0]:.1f}, CPU pressure {cpu_pressure()} "
+        "(PSI: share of time something waited for a core; a quiet machine is near 0%)"
     )
     print(
         f"streams: {s['opened']} opened, {s['resumed']} resumed after a drop, "

@@ -5,7 +5,11 @@ streams without a store read, and another process's events arrive through the ru
 one log reader (the store's listener). The hub hands events on in id order, once each:
 an event that arrives ahead of a lower id not yet seen (two writers racing, or another
 process's event still being read) waits until the gap fills, from the tap or, failing
-that, from one read of the log.
+that, from one read of the log. Two writers in this process often announce out of order
+(the later one's result handled first), and the lower id then comes from the tap a
+moment later: the hub waits up to `GAP_GRACE_S` for it before reading the log, since a
+read is a store round trip during which no stream gets anything (under a crowd on
+PostgreSQL, 74–96 reads per 1,100 round trips).
 
 Each event is formatted as an SSE frame once, and that one string is shared by every
 stream that wants it. A stream's buffer of frames not yet written is bounded in bytes
@@ -32,6 +36,8 @@ log = logging.getLogger("midturn.gateway")
 
 DEFAULT_BUFFER_BYTES = 1024 * 1024
 _PAGE = 500
+GAP_GRACE_S = 0.05
+"""How long a gap may wait for its event from the tap before the hub reads the log."""
 
 
 def format_event(event: Event) -> str:
@@ -169,7 +175,8 @@ class EventHub:
                 while self._cursor + 1 in self._held:
                     self._fan_out(self._held.pop(self._cursor + 1))
                 if self._held:
-                    await self._fill()
+                    if not await self._filled_from_the_tap():
+                        await self._fill()
                     continue
                 await self._gap.wait()
         except Exception:
@@ -182,6 +189,17 @@ class EventHub:
             for group in list(self._streams.values()):
                 for subscriber in list(group):
                     self.unsubscribe(subscriber)
+
+    async def _filled_from_the_tap(self) -> bool:
+        """Wait up to `GAP_GRACE_S` for the event after the cursor to be heard."""
+        try:
+            async with asyncio.timeout(GAP_GRACE_S):
+                while self._cursor + 1 not in self._held:
+                    self._gap.clear()
+                    await self._gap.wait()
+        except TimeoutError:
+            return False
+        return True
 
     async def _fill(self) -> None:
         """Read the log after the cursor: what it holds is exactly what to hand on next

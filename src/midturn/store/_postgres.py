@@ -35,7 +35,8 @@ How it stays correct with many processes:
   commit) with the payload `<last id>:<schema>`. Every store object LISTENs on a
   dedicated connection (`_postgres_listen.py`) and calls `notify_listeners(last id)` for the
   appends of other store objects — other replicas — in its schema. Its own appends it
-  announces directly after commit (and ignores when their notification comes back).
+  announces once their write has returned (and ignores when their notification comes
+  back; one that comes in while a write of its own runs waits for that write to end).
   Listeners hear each id at most once, in increasing order.
 """
 
@@ -89,6 +90,7 @@ from midturn.store._postgres_sql import (
     FIND_BY_TOOL_CALL,
     GET,
     LOCK_SESSION,
+    LOCK_SESSION_READING,
     QUEUE,
     READ_EVENTS,
     READ_SESSION_EVENTS,
@@ -102,6 +104,9 @@ from midturn.store._postgres_url import parse_url, redact
 __all__ = ["PostgresStore"]
 
 _CLOSE_TIMEOUT_S = 10.0
+NOTIFY_HOLD_S = 0.05
+"""The longest a notification that came in during a write of this store waits (see
+`_on_payload`): a write ending announces it at once."""
 T = TypeVar("T")
 
 
@@ -117,6 +122,13 @@ class PostgresStore(PostgresOutbox, Store):
         self._listener: Listener | None = None
         self._heard = 0
         self._opening = asyncio.Lock()
+        self._writing = 0
+        self._held_back = 0
+        self._unannounced = 0
+        """The newest id this store appended (its listeners are told of it by
+        `_shielded`)."""
+        self._locking: set[int] = set()
+        """Server pids of pooled connections that may still hold a session lock."""
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -135,6 +147,7 @@ class PostgresStore(PostgresOutbox, Store):
                 min_size=self._pool_min,
                 max_size=self._pool_max,
                 server_settings=settings,
+                reset=self._reset,
             )
         except (OSError, asyncpg.PostgresError) as error:
             raise UsageError(
@@ -165,6 +178,19 @@ class PostgresStore(PostgresOutbox, Store):
             await pool.close()
             raise
         self._pool, self._listener = pool, listener
+
+    async def _reset(self, connection: Any) -> None:
+        """What a pooled connection undoes on its way back to the pool (asyncpg has
+        rolled back any transaction left open). The store's statements leave nothing
+        behind on a connection (no cursor, no LISTEN, no setting) but a session lock,
+        and `_session_locked` releases its own; so only a connection whose unlock did not
+        run to its end (cancelled) runs asyncpg's full reset, which releases every
+        advisory lock. Every other goes back as it is: the reset statement would be one
+        more round trip on every use of the pool, while the connection stays taken."""
+        pid = connection.get_server_pid()
+        if pid in self._locking:
+            self._locking.discard(pid)
+            await connection.execute(connection.get_reset_query())
 
     async def aclose(self) -> None:
         listener, self._listener = self._listener, None
@@ -211,6 +237,13 @@ class PostgresStore(PostgresOutbox, Store):
             last_event_id = int(text_id)
         except ValueError:
             return  # not one of ours
+        if self._writing and last_event_id > self._held_back:
+            # Perhaps a write of this store, whose caller has not had its ids yet (the
+            # notification can come in before the statement's result): held back until
+            # a write ends, or `NOTIFY_HOLD_S` at most, as `_shielded` explains.
+            self._held_back = last_event_id
+            asyncio.get_running_loop().call_later(NOTIFY_HOLD_S, self._announce)
+            return
         self._heard_up_to(last_event_id)
 
     async def _catch_up(self) -> None:
@@ -231,15 +264,20 @@ class PostgresStore(PostgresOutbox, Store):
         )
 
     def _appended(self, events: Sequence[NewEvent], ids: list[int] | None) -> tuple[Event, ...]:
-        """The events under the ids their statement drew, announced to this store's
-        listeners (the statement has committed: it ran in its own transaction)."""
+        """The events under the ids their statement drew (the statement has committed:
+        it ran in its own transaction), to be announced by `_shielded`."""
         if not ids:
             return ()
         appended = tuple(
             event_from(new, event_id) for new, event_id in zip(events, ids, strict=True)
         )
-        self._heard_up_to(ids[-1])
+        self._unannounced = max(self._unannounced, ids[-1])
         return appended
+
+    def _announce(self) -> None:
+        """Tell the listeners of every event this store has appended, and of what a
+        notification held back (`_on_payload`) said."""
+        self._heard_up_to(max(self._unannounced, self._held_back))
 
     async def _statement(
         self,
@@ -253,7 +291,7 @@ class PostgresStore(PostgresOutbox, Store):
         """Run one write statement on `db` (the pool or a connection): `plain` without
         events, `appending` with them (and with `when_idle`, the gate of each event, see
         `_appending` in _postgres_sql.py). Returns whether it changed something, and the
-        events it appended (announced)."""
+        events it appended (announced by `_shielded`, which runs every write)."""
         if not events:
             assert plain is not None
             return await db.fetchval(plain, *change) is not None, ()
@@ -268,14 +306,33 @@ class PostgresStore(PostgresOutbox, Store):
 
     async def _shielded(self, work: Callable[[], Awaitable[T]]) -> T:
         """`await work()`, shielded from the caller's cancellation: once sent, a statement
-        may commit whatever the caller does, so the work runs to its end and announces
-        its events — a committed event is never left unannounced in this process."""
+        may commit whatever the caller does, so the work runs to its end and its events
+        are announced — a committed event is never left unannounced in this process.
+
+        They are announced here, once the caller has its result (or, if it was
+        cancelled, once the work has ended), not inside the work: the caller runs on
+        before any task a listener wakes. The runtime, which skips its own events by the
+        ids a write returned when it follows the log, has those ids by then; told
+        inside the work, its log reader woke first and read them back from the
+        database, about once per round trip."""
+        self._writing += 1
         task = asyncio.ensure_future(work())
         try:
-            return await asyncio.shield(task)
+            result = await asyncio.shield(task)
         except asyncio.CancelledError:
             task.add_done_callback(_retrieve)
+            task.add_done_callback(self._written)
             raise
+        except BaseException:
+            self._written()
+            raise
+        self._written()
+        return result
+
+    def _written(self, _: object = None) -> None:
+        """A write has ended: announce what it (or anyone) appended meanwhile."""
+        self._writing -= 1
+        self._announce()
 
     async def _write(
         self,
@@ -289,18 +346,31 @@ class PostgresStore(PostgresOutbox, Store):
         return await self._shielded(lambda: self._statement(pool, plain, appending, change, events))
 
     @contextlib.asynccontextmanager
-    async def _session_locked(self, session_id: str) -> AsyncIterator[Any]:
+    async def _session_locked(
+        self, session_id: str, reading: str | None = None
+    ) -> AsyncIterator[tuple[Any, str | None]]:
         """A connection holding the session's advisory lock (`LOCK_SESSION`) until the
         block has ended. Its statements run one by one, each in its own transaction:
-        each one sees what every earlier holder of the lock committed."""
+        each one sees what every earlier holder of the lock committed. With `reading`
+        (an interaction id), that interaction's body is read in the statement that takes
+        the lock (`LOCK_SESSION_READING`) and handed out beside the connection (None
+        when there is none): it is what a read just before the lock would see, since the
+        statement's snapshot is taken before it waits for the lock."""
         key = advisory_key(f"session\x00{session_id}", self._schema or "")
         async with self._db().acquire() as connection:
-            await connection.execute(LOCK_SESSION, key)
+            pid = connection.get_server_pid()
+            self._locking.add(pid)  # until the unlock has run (see `_reset`)
+            body: str | None = None
+            if reading is None:
+                await connection.execute(LOCK_SESSION, key)
+            else:
+                body = await connection.fetchval(LOCK_SESSION_READING, key, reading)
             try:
-                yield connection
+                yield connection, body
             finally:
                 try:
                     await connection.execute(UNLOCK_SESSION, key)
+                    self._locking.discard(pid)
                 except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
                     # The connection failed: its session, and with it the lock, ends.
                     connection.terminate()
@@ -348,7 +418,7 @@ class PostgresStore(PostgresOutbox, Store):
         change = tuple(interaction_columns(interaction).values())
 
         async def create() -> tuple[bool, tuple[Event, ...]]:
-            async with self._session_locked(interaction.session_id) as connection:
+            async with self._session_locked(interaction.session_id) as (connection, _):
                 return await self._statement(connection, CREATE, CREATE_APPENDING, change, events)
 
         created, appended = await self._shielded(create)
@@ -368,7 +438,7 @@ class PostgresStore(PostgresOutbox, Store):
         session_id, turn_id = interaction.session_id, interaction.turn_id
 
         async def create() -> tuple[Interaction | None, bool, tuple[Event, ...]]:
-            async with self._session_locked(session_id) as connection:
+            async with self._session_locked(session_id) as (connection, _):
                 queue = await connection.fetchrow(
                     QUEUE, session_id, turn_id, interaction.tool_call_id
                 )
@@ -455,42 +525,84 @@ class PostgresStore(PostgresOutbox, Store):
         """The compare-and-set, under the session's lock, with `turn_done` appended in
         the same statement when nothing else of the turn is pending (`_TURN_IDLE`): of
         two racing settles of a turn's last two interactions, the second to take the
-        lock sees the first one's settle committed, and appends `turn_done`."""
+        lock sees the first one's settle committed, and appends `turn_done`.
+
+        When the caller names the session (the runtime does), the interaction is read in
+        the statement that takes the session's lock: a round trip and a pool checkout
+        fewer than reading it first. Either way the copy read may be stale once the lock
+        is held; the compare-and-set decides."""
+
+        def change_of(current: Interaction) -> tuple[Interaction, tuple[object, ...]]:
+            settled = settled_copy(
+                current,
+                status=status,
+                result=result,
+                decision=decision,
+                settled_by=settled_by,
+                settled_at=settled_at,
+            )
+            columns = interaction_columns(settled)
+            change = (interaction_id, columns["status"], columns["settled_at"], columns["body"])
+            return settled, change
+
+        appending = [*events, *turn_done]
+        when_idle = [False] * len(events) + [True] * len(turn_done)
+
+        async def write(
+            connection: Any, current: Interaction, change: tuple[object, ...]
+        ) -> tuple[bool, tuple[Event, ...]]:
+            if not appending:
+                return await self._statement(connection, SETTLE, "", change, ())
+            turn = (current.session_id, current.turn_id)
+            return await self._statement(
+                connection, None, SETTLE_APPENDING, (*change, *turn), appending, when_idle
+            )
+
+        if session_id and not _unstorable(session_id, interaction_id):
+            self._db()
+
+            async def read_and_update() -> tuple[Interaction | None, Settle | None]:
+                async with self._session_locked(session_id, interaction_id) as (connection, body):
+                    current = None if body is None else load_interaction(body)
+                    if current is None or current.session_id != session_id:
+                        return current, None  # not this session's: the general path
+                    settled, change = change_of(current)
+                    if current.status != "pending":
+                        return current, Settle(interaction=current, won=False)
+                    won, appended = await write(connection, current, change)
+                    if won:
+                        return current, Settle(interaction=settled, won=True, events=appended)
+                    return current, None  # another settle committed first: read its row
+
+            found, outcome = await self._shielded(read_and_update)
+            if outcome is not None:
+                return outcome
+            if found is None:
+                raise NotFound(f"no interaction with id {interaction_id!r} in this store")
+            if found.session_id == session_id:
+                return await self._lost(interaction_id)
         current = await self.get_interaction(interaction_id)
         if current is None:
             raise NotFound(f"no interaction with id {interaction_id!r} in this store")
-        settled = settled_copy(
-            current,
-            status=status,
-            result=result,
-            decision=decision,
-            settled_by=settled_by,
-            settled_at=settled_at,
-        )
+        settled, change = change_of(current)
         if current.status != "pending":
             return Settle(interaction=current, won=False)
-        columns = interaction_columns(settled)
-        change = (interaction_id, columns["status"], columns["settled_at"], columns["body"])
-        appending = [*events, *turn_done]
-        when_idle = [False] * len(events) + [True] * len(turn_done)
-        turn = (current.session_id, current.turn_id)
 
         async def update() -> tuple[bool, tuple[Event, ...]]:
-            async with self._session_locked(current.session_id) as connection:
-                if not appending:
-                    return await self._statement(connection, SETTLE, "", change, ())
-                return await self._statement(
-                    connection, None, SETTLE_APPENDING, (*change, *turn), appending, when_idle
-                )
+            async with self._session_locked(current.session_id) as (connection, _):
+                return await write(connection, current, change)
 
         won, appended = await self._shielded(update)
         if not won:
-            # Another settle committed first (the UPDATE waited for it): read its row.
-            now = await self.get_interaction(interaction_id)
-            if now is None:  # settled long ago, and pruned since
-                raise NotFound(f"no interaction with id {interaction_id!r} in this store")
-            return Settle(interaction=now, won=False)
+            return await self._lost(interaction_id)
         return Settle(interaction=settled, won=True, events=appended)
+
+    async def _lost(self, interaction_id: str) -> Settle:
+        """Another settle committed first (the UPDATE waited for it): its row, read."""
+        now = await self.get_interaction(interaction_id)
+        if now is None:  # settled long ago, and pruned since
+            raise NotFound(f"no interaction with id {interaction_id!r} in this store")
+        return Settle(interaction=now, won=False)
 
     async def list_interactions(
         self,

@@ -33,6 +33,7 @@ __all__ = [
     "FIND_BY_TOOL_CALL",
     "GET",
     "LOCK_SESSION",
+    "LOCK_SESSION_READING",
     "QUEUE",
     "READ_EVENTS",
     "READ_SESSION_EVENTS",
@@ -127,6 +128,12 @@ SELECT
 # those writes happen one at a time per session, across processes. It is taken before
 # any row lock and the append lock, in every write: no deadlock.
 LOCK_SESSION = "SELECT pg_advisory_lock($1::bigint)"
+# The same, reading an interaction ($2) in the statement: what it reads is as of the
+# statement's start, before the lock was waited for, like a read made just before it.
+LOCK_SESSION_READING = (
+    "SELECT body FROM (SELECT pg_advisory_lock($1::bigint)) AS locked"
+    " LEFT JOIN midturn_interactions ON id = $2"
+)
 UNLOCK_SESSION = "SELECT pg_advisory_unlock($1::bigint)"
 
 CREATE = _INSERT_INTERACTION

@@ -1,0 +1,71 @@
+"""When the PostgreSQL store tells its listeners of its own appends: once the call that
+appended has its result, before any task a listener wakes runs. The runtime skips its
+own events when it follows the log for other processes' ones, by the ids a write
+returned; told earlier, its log reader woke first and read its own events back from the
+database (about one read per round trip under a crowd).
+
+Each test works in a fresh schema of the test database, dropped afterwards. Without a
+server the tests skip, except under `CI=true`, where they fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from tests._postgres import fresh_schema
+
+from midturn.runtime import Runtime
+from midturn.store import open_store
+from midturn.testing.conformance._data import note
+
+pytest.importorskip("asyncpg")
+
+ASK = {
+    "questions": [
+        {
+            "id": "q",
+            "header": "Go",
+            "question": "Go on?",
+            "options": [{"label": "Yes"}, {"label": "No"}],
+        }
+    ]
+}
+
+
+@pytest.fixture
+async def url() -> AsyncIterator[str]:
+    async with fresh_schema("t_pgann", "the PostgreSQL store must be tested") as fresh:
+        yield fresh
+
+
+async def test_a_listener_is_told_once_the_appending_call_has_returned(url: str) -> None:
+    async with open_store(url) as store:
+        order: list[str] = []
+        loop = asyncio.get_running_loop()
+        store.add_listener(lambda last_event_id: loop.call_soon(order.append, "woken"))
+        await store.append_events([note("s1")])
+        order.append("returned")
+        await asyncio.sleep(0)
+        assert order == ["returned", "woken"]
+
+
+async def test_the_runtime_reads_none_of_its_own_events_back_from_the_log(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with open_store(url) as store, Runtime(store) as runtime:
+        reads: list[Any] = []
+        read_events = store.read_events
+
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            reads.append(args)
+            return await read_events(*args, **kwargs)
+
+        monkeypatch.setattr(store, "read_events", counted)
+        for n in range(5):
+            parked = await runtime.ask("s1", ASK, turn_id=f"t{n}", tool_call_id=f"c{n}")
+            await runtime.answer(parked.interaction.id, {"answers": {"q": "Yes"}})
+            await asyncio.sleep(0.01)  # the log reader's turn
+        assert reads == []
