@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sqlite3
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -28,6 +29,7 @@ from midturn._cli._common import refused as _refused
 from midturn._cli._common import say as _say
 from midturn._cli._common import token as _token
 from midturn._cli._common import transport_failure as _transport_failure
+from midturn._cli._store_wording import store_failure
 from midturn._cli._wording import for_a_person
 from midturn._cli_tokens import Found, TokenProblem, find_token, from_answer_url
 from midturn.errors import (
@@ -168,25 +170,45 @@ def _run_serve(args: argparse.Namespace) -> int:
         except ImportError as error:
             _say(f"midturn serve: --webhook: {error}")
             return EXIT_CODES["usage"]
-    serve(
-        access_log=args.access_log,
-        log_level=args.log_level,
-        db_url=args.db or DEFAULT_DB_URL,
-        host=args.host,
-        port=args.port,
-        token=None if found is None else found.token,
-        token_origin=None if found is None else found.origin,
-        retention=retention,
-        retention_records=None if args.retention_export is None else Path(args.retention_export),
-        stream_buffer_bytes=args.stream_buffer_bytes,
-        max_streams_per_token=args.max_streams_per_token,
-        webhooks=tuple(args.webhook or ()),
-        notify_options=notify,
-        slack_signing_secret=slack_secret,
-        loop=args.loop,
-        http=args.http,
-    )
-    return 0
+    db_url = args.db or DEFAULT_DB_URL
+
+    def run() -> int:
+        serve(
+            access_log=args.access_log,
+            log_level=args.log_level,
+            db_url=db_url,
+            host=args.host,
+            port=args.port,
+            token=None if found is None else found.token,
+            token_origin=None if found is None else found.origin,
+            retention=retention,
+            retention_records=None
+            if args.retention_export is None
+            else Path(args.retention_export),
+            stream_buffer_bytes=args.stream_buffer_bytes,
+            max_streams_per_token=args.max_streams_per_token,
+            webhooks=tuple(args.webhook or ()),
+            notify_options=notify,
+            slack_signing_secret=slack_secret,
+            loop=args.loop,
+            http=args.http,
+        )
+        return 0
+
+    return _on_store("serve", db_url, run)
+
+
+def _on_store(command: str, url: str, work: Callable[[], int]) -> int:
+    """`work()`, where a store at `url` that cannot be opened is one paragraph in words
+    (exit 2), not the driver's error."""
+    try:
+        return work()
+    except (UsageError, OSError, sqlite3.Error) as error:
+        told = store_failure(error, url)
+        if told is None:
+            raise
+        _say(f"midturn {command}: {told}")
+        return EXIT_CODES["usage"]
 
 
 def _notify_options(args: argparse.Namespace) -> object:
@@ -224,8 +246,8 @@ def _run_mcp(args: argparse.Namespace) -> int:
     if args.store or not args.gateway:  # in this process, on the store
         if args.token or args.token_file or args.answer_token_file:
             raise _Usage("tokens are for a remote gateway: give --gateway URL without --store")
-        asyncio.run(run_stdio(args.store or DEFAULT_DB_URL, options))
-        return 0
+        url = args.store or DEFAULT_DB_URL
+        return _on_store("mcp", url, lambda: asyncio.run(run_stdio(url, options)) or 0)
     found = _token(args, ("MIDTURN_AGENT_TOKEN", "MIDTURN_TOKEN"))
     if found is None:
         raise _Usage(
@@ -285,7 +307,7 @@ def _run_prune(args: argparse.Namespace) -> int:
         print(f"pruned {report.interactions} settled interactions and {report.events} events{kept}")
         return 0
 
-    return asyncio.run(run())
+    return _on_store("prune", url, lambda: asyncio.run(run()))
 
 
 def _run_hook(args: argparse.Namespace) -> int:
