@@ -12,13 +12,15 @@ from __future__ import annotations
 import errno
 import socket
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from midturn._cli._common import EXIT_CODES, say
 from midturn.errors import UsageError
 from midturn.store._postgres_url import redact
 
-__all__ = ["store_failure"]
+__all__ = ["on_store", "store_failure"]
 
 _POSTGRES_REFUSED = "cannot connect to PostgreSQL"
 _SQLITE_REFUSED = "cannot open the SQLite file"
@@ -35,6 +37,19 @@ def store_failure(error: BaseException, url: str) -> str | None:
     if scheme == "sqlite":
         return _sqlite(error, url)
     return None
+
+
+def on_store(command: str, url: str, work: Callable[[], int]) -> int:
+    """`work()`, where a store at `url` that cannot be opened is one paragraph in words
+    (exit 2), not the driver's error."""
+    try:
+        return work()
+    except (UsageError, OSError, sqlite3.Error) as error:
+        told = store_failure(error, url)
+        if told is None:
+            raise
+        say(f"midturn {command}: {told}")
+        return EXIT_CODES["usage"]
 
 
 def _cause(error: BaseException) -> BaseException:
