@@ -19,12 +19,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
 import sys
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+
+from _interleave import medians_per_cycle  # before the folder leaves sys.path
 
 # Run as a script, this folder comes first on sys.path, and its `mcp.py` would shadow the
 # `mcp` package the SDK imports: drop the folder before importing the SDK.
@@ -184,34 +184,19 @@ async def main(rounds: int, repeats: int) -> None:
     async with open_store("memory://") as store, Runtime(store) as runtime:
         asker = AnsweredAtOnce(runtime)
         permissions = MidturnPermissions(asker, "bench")  # type: ignore[arg-type]
-        index = 0
-        print(await cycle(bare_callback, index))  # warm both paths before timing, and show them
-        print(await adapter_cycle(permissions, index))
-        bare_ms: list[float] = []
-        adapter_ms: list[float] = []
-        runtime_ms: list[float] = []
-        for _ in range(repeats):
-            started = time.perf_counter()
-            for _ in range(rounds):
-                index += 1
-                await cycle(bare_callback, index)
-            bare_ms.append((time.perf_counter() - started) * 1000 / rounds)
-            started = time.perf_counter()
-            for _ in range(rounds):
-                index += 1
-                await adapter_cycle(permissions, index)
-            adapter_ms.append((time.perf_counter() - started) * 1000 / rounds)
-            started = time.perf_counter()
-            for _ in range(rounds):
-                index += 1
-                await runtime_cycle(asker, index)
-            runtime_ms.append((time.perf_counter() - started) * 1000 / rounds)
-    bare_median = statistics.median(bare_ms)
-    adapter_median = statistics.median(adapter_ms)
+        print(await cycle(bare_callback, 0))  # warm both paths before timing, and show them
+        print(await adapter_cycle(permissions, 0))
+        sides = {
+            "bare": lambda index: cycle(bare_callback, index),
+            "adapter": lambda index: adapter_cycle(permissions, index),
+            "runtime": lambda index: runtime_cycle(asker, index),
+        }
+        medians = await medians_per_cycle(sides, rounds=rounds, repeats=repeats)
+    bare_median, adapter_median = medians["bare"], medians["adapter"]
     ratio = adapter_median / bare_median
     print(f"bare claude-agent-sdk can_use_tool cycle {bare_median:8.3f} ms")
     print(f"through midturn (Runtime, memory)        {adapter_median:8.3f} ms")
-    print(f"  of which the runtime's ask/answer/end  {statistics.median(runtime_ms):8.3f} ms")
+    print(f"  of which the runtime's ask/answer/end  {medians['runtime']:8.3f} ms")
     print(f"ratio {ratio:.2f}x (goal <= {GOAL}x): {'met' if ratio <= GOAL else 'NOT met'}")
 
 

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import time
 import uuid
 from typing import Any
 
+from _interleave import cycle_samples, p50_p99
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -73,11 +73,6 @@ def graph(tool_obj: Any) -> Any:
     return builder.compile(checkpointer=InMemorySaver())
 
 
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return statistics.median(ordered) * 1e3, ordered[int(len(ordered) * 0.99) - 1] * 1e3
-
-
 async def bare_cycle(app: Any) -> None:
     config = {"configurable": {"thread_id": uuid.uuid4().hex}}
     out = await app.ainvoke({"messages": []}, config, version="v2")
@@ -121,14 +116,11 @@ async def bare_cycles(cycles: int) -> list[float]:
 
 
 async def main(cycles: int) -> None:
-    await bare_cycles(20)  # warm both paths up
-    await adapter_cycles(20)
-    bare, adapter = [], []
-    for _ in range(3):  # interleaved rounds, so drift hits both alike
-        bare += await bare_cycles(cycles // 3)
-        adapter += await adapter_cycles(cycles // 3)
-    b50, b99 = percentiles(bare)
-    a50, a99 = percentiles(adapter)
+    blocks = {"bare": bare_cycles, "adapter": adapter_cycles}
+    samples = await cycle_samples(blocks, cycles=cycles // 3, rounds=3)
+    bare, adapter = samples["bare"], samples["adapter"]
+    b50, b99 = p50_p99(bare)
+    a50, a99 = p50_p99(adapter)
     print(f"cycles per side: {len(bare)}")
     print(f"LangGraph bare interrupt/resume : p50 {b50:7.2f} ms  p99 {b99:7.2f} ms")
     print(f"midturn adapter ask/answer/resume: p50 {a50:7.2f} ms  p99 {a99:7.2f} ms")

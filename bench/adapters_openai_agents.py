@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any
+
+from _interleave import medians_per_cycle  # before the folder leaves sys.path
 
 # Run as a script, this folder comes first on sys.path, and its `mcp.py` would shadow the
 # `mcp` package the SDK imports: drop the folder before importing the SDK.
@@ -111,24 +111,11 @@ async def adapter_cycle(asker: Any, index: int) -> str:
 async def main(rounds: int, repeats: int) -> None:
     async with open_store("memory://") as store, Runtime(store) as runtime:
         asker = AnsweredAtOnce(runtime)
-        index = 0
-        print(await bare_cycle(index))  # warm both paths before timing, and show them
-        print(await adapter_cycle(asker, index))
-        bare_ms: list[float] = []
-        adapter_ms: list[float] = []
-        for _ in range(repeats):
-            started = time.perf_counter()
-            for _ in range(rounds):
-                index += 1
-                await bare_cycle(index)
-            bare_ms.append((time.perf_counter() - started) * 1000 / rounds)
-            started = time.perf_counter()
-            for _ in range(rounds):
-                index += 1
-                await adapter_cycle(asker, index)
-            adapter_ms.append((time.perf_counter() - started) * 1000 / rounds)
-    bare_median = statistics.median(bare_ms)
-    adapter_median = statistics.median(adapter_ms)
+        print(await bare_cycle(0))  # warm both paths before timing, and show them
+        print(await adapter_cycle(asker, 0))
+        sides = {"bare": bare_cycle, "adapter": lambda index: adapter_cycle(asker, index)}
+        medians = await medians_per_cycle(sides, rounds=rounds, repeats=repeats)
+    bare_median, adapter_median = medians["bare"], medians["adapter"]
     ratio = adapter_median / bare_median
     print(f"bare openai-agents approval cycle {bare_median:8.3f} ms")
     print(f"through midturn (Runtime, memory) {adapter_median:8.3f} ms")

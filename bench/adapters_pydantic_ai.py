@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
-import time
 from typing import Any
 
+from _interleave import medians_per_cycle
 from pydantic_ai import Agent, RunContext, models
 from pydantic_ai.exceptions import CallDeferred
 from pydantic_ai.messages import (
@@ -107,23 +106,14 @@ async def main(rounds: int, repeats: int) -> None:
         FunctionModel(Model("ask_user_question")), output_type=[str, DeferredToolRequests]
     )
     async with open_store("memory://") as store, Runtime(store) as runtime:
-        index = 0
         await bare_cycle(bare)  # warm both paths before timing
-        await adapter_cycle(adapted, runtime, index)
-        bare_ms: list[float] = []
-        adapter_ms: list[float] = []
-        for _ in range(repeats):
-            started = time.perf_counter()
-            for _ in range(rounds):
-                await bare_cycle(bare)
-            bare_ms.append((time.perf_counter() - started) * 1000 / rounds)
-            started = time.perf_counter()
-            for _ in range(rounds):
-                index += 1
-                await adapter_cycle(adapted, runtime, index)
-            adapter_ms.append((time.perf_counter() - started) * 1000 / rounds)
-    bare_median = statistics.median(bare_ms)
-    adapter_median = statistics.median(adapter_ms)
+        await adapter_cycle(adapted, runtime, 0)
+        sides = {
+            "bare": lambda index: bare_cycle(bare),
+            "adapter": lambda index: adapter_cycle(adapted, runtime, index),
+        }
+        medians = await medians_per_cycle(sides, rounds=rounds, repeats=repeats)
+    bare_median, adapter_median = medians["bare"], medians["adapter"]
     ratio = adapter_median / bare_median
     print(f"bare pydantic-ai deferral cycle   {bare_median:8.3f} ms")
     print(f"through midturn (Runtime, memory) {adapter_median:8.3f} ms")

@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
-import statistics
 import time
 from typing import Any
 
+from _interleave import cycle_samples, p50_p99
 from strands import Agent, tool
 from strands.types.content import Messages
 from strands.types.tools import ToolContext
@@ -113,30 +112,19 @@ async def midturn_cycles(n: int) -> list[float]:
     return times
 
 
-def p(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cycles", type=int, default=300, help="cycles per block")
     parser.add_argument("--blocks", type=int, default=6, help="alternating blocks per side")
     args = parser.parse_args()
-    await bare_cycles(20)  # warm both paths up
-    await midturn_cycles(20)
-    bare: list[float] = []
-    ours: list[float] = []
-    for _ in range(args.blocks):
-        gc.collect()
-        bare += await bare_cycles(args.cycles)
-        gc.collect()
-        ours += await midturn_cycles(args.cycles)
-    b50, m50 = statistics.median(bare), statistics.median(ours)
-    b99, m99 = p(bare, 0.99), p(ours, 0.99)
+    blocks = {"bare": bare_cycles, "midturn": midturn_cycles}
+    samples = await cycle_samples(blocks, cycles=args.cycles, rounds=args.blocks)
+    bare, ours = samples["bare"], samples["midturn"]
+    b50, b99 = p50_p99(bare)
+    m50, m99 = p50_p99(ours)
     print(f"cycles per side: {len(bare)}")
-    print(f"Strands bare interrupt/resume  p50 {b50 * 1e3:7.3f} ms  p99 {b99 * 1e3:7.3f} ms")
-    print(f"midturn adapter ask/answer     p50 {m50 * 1e3:7.3f} ms  p99 {m99 * 1e3:7.3f} ms")
+    print(f"Strands bare interrupt/resume  p50 {b50:7.3f} ms  p99 {b99:7.3f} ms")
+    print(f"midturn adapter ask/answer     p50 {m50:7.3f} ms  p99 {m99:7.3f} ms")
     print(f"ratio p50 {m50 / b50:.2f}x  p99 {m99 / b99:.2f}x  (goal <= 1.5x)")
 
 

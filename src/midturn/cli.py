@@ -4,313 +4,34 @@
 `midturn ask` exit codes: 0 answered, 1 skipped (or redirected), 2 usage error,
 3 timed out, 4 unavailable (no terminal here and no gateway), 130 stopped.
 
-`midturn ask` itself lives in `_cli/_ask.py`, what the commands share (exit codes, the
-usage error, token messages) in `_cli/_common.py`, the help texts in `_cli/_help.py`.
+Each command lives in `_cli/` (`_ask.py`, `_answer.py` with `demo`, `_serve.py`,
+`_mcp.py`, `_prune.py`, `_hook.py`), what they share (exit codes, the usage error, token
+messages) in `_cli/_common.py`, the help texts in `_cli/_help.py`; here are the parser
+and `main`.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import os
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from midturn._cli import _help
+from midturn._cli._answer import run_answer as _run_answer
+from midturn._cli._answer import run_demo as _run_demo
 from midturn._cli._ask import run_ask as _run_ask
 from midturn._cli._common import EXIT_CODES
 from midturn._cli._common import Usage as _Usage
-from midturn._cli._common import local as _local
-from midturn._cli._common import looked as _looked
-from midturn._cli._common import refused as _refused
 from midturn._cli._common import say as _say
-from midturn._cli._common import token as _token
-from midturn._cli._common import transport_failure as _transport_failure
+from midturn._cli._hook import run_hook as _run_hook
+from midturn._cli._mcp import MCP_INBOX as _MCP_INBOX
+from midturn._cli._mcp import run_mcp as _run_mcp
+from midturn._cli._prune import run_prune as _run_prune
+from midturn._cli._serve import run_serve as _run_serve
 from midturn._cli._wording import for_a_person
-from midturn._cli_tokens import Found, TokenProblem, find_token, from_answer_url
-from midturn.errors import (
-    Forbidden,
-    GatewayError,
-    InvalidAsk,
-    MidturnError,
-    Unauthorized,
-    UsageError,
-)
-
-if TYPE_CHECKING:
-    from midturn.client import AsyncClient
+from midturn.errors import GatewayError, InvalidAsk, MidturnError, UsageError
 
 __all__ = ["EXIT_CODES", "main"]
-
-# -- midturn answer, demo, serve -------------------------------------------------------
-
-
-async def _answer(base_url: str, token: str) -> int:
-    from midturn.client import AsyncClient
-    from midturn.tui._answerer import answer_loop
-    from midturn.tui._terminal import open_terminal, repeat_window_from_env
-
-    with open_terminal() as term:
-        if term is None:
-            _say(
-                "midturn answer: there is no terminal here to answer in; run it in one, or "
-                "open the web inbox (`midturn serve` printed its link)"
-            )
-            return EXIT_CODES["unavailable"]
-        async with AsyncClient(base_url, token) as client:
-            who = await client.whoami()
-            session = None if who.get("role") == "admin" else who.get("session_id")
-            return await answer_loop(
-                client,
-                term,
-                session_id=session,
-                repeat_window_s=repeat_window_from_env(0.5),
-                session_title=_titles(client),
-            )
-
-
-def _titles(client: AsyncClient) -> Callable[[str], Awaitable[str | None]]:
-    """A session's title by id, read once per session (None when it has none or cannot
-    be read: the id is shown then)."""
-    known: dict[str, str | None] = {}
-
-    async def title(session_id: str) -> str | None:
-        if session_id not in known:
-            try:
-                known[session_id] = (await client.session(session_id)).title
-            except MidturnError:
-                known[session_id] = None
-        return known[session_id]
-
-    return title
-
-
-def _run_answer(args: argparse.Namespace) -> int:
-    import httpx
-
-    from midturn.client import DEFAULT_GATEWAY_URL
-
-    found = _token(args, ())
-    from_url: Found | None = None
-    if args.url:
-        gateway, token = from_answer_url(args.url)
-        from_url = Found(token, "in the answer URL", gateway) if token else None
-    if found is None:
-        found = from_url or _token(args, ("MIDTURN_ANSWER_TOKEN", "MIDTURN_TOKEN"))
-    named = args.url and from_answer_url(args.url)[0]
-    if found is None:
-        found = _local(args.gateway or named or DEFAULT_GATEWAY_URL)
-    if found is None:
-        raise _Usage(
-            "no token to answer with was found. Give the session's answer URL "
-            "(midturn answer 'http://127.0.0.1:8765/#token=…'), or an answer or admin token "
-            "with --token-file FILE, or set MIDTURN_ANSWER_TOKEN or MIDTURN_TOKEN"
-            f"{_looked(args.gateway or named or DEFAULT_GATEWAY_URL)}."
-        )
-    base_url = args.gateway or named or found.gateway or DEFAULT_GATEWAY_URL
-    try:
-        return asyncio.run(_answer(base_url, found.token))
-    except httpx.TransportError as error:
-        _say(
-            f"midturn answer: {_transport_failure(base_url, error)}; start it with `midturn serve`"
-        )
-        return EXIT_CODES["unavailable"]
-    except Unauthorized as error:
-        if isinstance(error, Forbidden):
-            raise
-        raise _Usage(_refused(base_url, found)) from error
-
-
-def _run_demo(args: argparse.Namespace) -> int:
-    from midturn._demo import run_demo
-    from midturn.tui._terminal import open_terminal, repeat_window_from_env
-
-    with open_terminal() as term:
-        if term is None:
-            _say("midturn demo: the demo asks in a terminal, and there is none here; run it in one")
-            return EXIT_CODES["unavailable"]
-        return asyncio.run(run_demo(term, repeat_window_s=repeat_window_from_env(0.5)))
-
-
-def _run_serve(args: argparse.Namespace) -> int:
-    from midturn.gateway import DEFAULT_DB_URL, serve
-    from midturn.runtime._retention import parse_age
-
-    found = _token(args, ())  # MIDTURN_TOKEN and the data folder's file: serve's own
-    retention = None if args.retention in (None, "off") else parse_age(args.retention)
-    slack_secret = None
-    if args.slack_signing_secret_file is not None:
-        try:
-            slack_secret = Path(args.slack_signing_secret_file).read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as error:
-            _say(f"midturn serve: cannot read the Slack signing secret file: {error}")
-            return EXIT_CODES["usage"]
-        if not slack_secret:
-            _say(
-                f"midturn serve: {args.slack_signing_secret_file} is empty; put the Slack "
-                "app's signing secret in it"
-            )
-            return EXIT_CODES["usage"]
-    if slack_secret or os.environ.get("MIDTURN_SLACK_SIGNING_SECRET", "").strip():
-        try:
-            import midturn.notify._slack  # noqa: F401 - slack_sdk, with the install hint
-        except ImportError as error:
-            _say(f"midturn serve: Slack interactivity: {error}")
-            return EXIT_CODES["usage"]
-    notify = _notify_options(args)
-    if args.webhook:
-        try:
-            from midturn.notify import standardwebhooks
-
-            standardwebhooks()
-        except ImportError as error:
-            _say(f"midturn serve: --webhook: {error}")
-            return EXIT_CODES["usage"]
-    serve(
-        access_log=args.access_log,
-        log_level=args.log_level,
-        db_url=args.db or DEFAULT_DB_URL,
-        host=args.host,
-        port=args.port,
-        token=None if found is None else found.token,
-        token_origin=None if found is None else found.origin,
-        retention=retention,
-        retention_records=None if args.retention_export is None else Path(args.retention_export),
-        stream_buffer_bytes=args.stream_buffer_bytes,
-        max_streams_per_token=args.max_streams_per_token,
-        webhooks=tuple(args.webhook or ()),
-        notify_options=notify,
-        slack_signing_secret=slack_secret,
-        loop=args.loop,
-        http=args.http,
-    )
-    return 0
-
-
-def _notify_options(args: argparse.Namespace) -> object:
-    """The notifier's settings from `midturn serve`'s flags (and the environment)."""
-    from midturn.notify import NotifyOptions, parse_duration
-
-    given: dict[str, object] = {}
-    if args.webhook_retry_window:
-        given["retry_window"] = parse_duration(args.webhook_retry_window)
-    if args.remind_after:
-        given["remind_after"] = parse_duration(args.remind_after)
-    if args.reminders is not None:
-        given["reminders"] = args.reminders
-    if args.escalate_after:
-        given["escalate_after"] = parse_duration(args.escalate_after)
-    return NotifyOptions.from_env(**given)
-
-
-_MCP_INBOX = "http://127.0.0.1:8765"
-
-
-def _run_mcp(args: argparse.Namespace) -> int:
-    try:
-        from midturn.mcp import McpOptions
-        from midturn.mcp._run import run_stdio, run_stdio_remote
-    except ImportError as error:
-        _say(f"midturn mcp: {error}")
-        return EXIT_CODES["usage"]
-    from midturn.gateway import DEFAULT_DB_URL
-
-    gateway = args.gateway or _MCP_INBOX
-    options = McpOptions(
-        session_id=args.session or "mcp", public_url=gateway, wait_bound_s=args.wait_bound
-    )
-    if args.store or not args.gateway:  # in this process, on the store
-        if args.token or args.token_file or args.answer_token_file:
-            raise _Usage("tokens are for a remote gateway: give --gateway URL without --store")
-        asyncio.run(run_stdio(args.store or DEFAULT_DB_URL, options))
-        return 0
-    found = _token(args, ("MIDTURN_AGENT_TOKEN", "MIDTURN_TOKEN"))
-    if found is None:
-        raise _Usage(
-            "an MCP server on a gateway needs a token: the admin token or a session's agent "
-            "token in MIDTURN_TOKEN / MIDTURN_AGENT_TOKEN or a file (--token-file FILE)"
-        )
-    try:
-        answering = find_token(None, args.answer_token_file, ("MIDTURN_ANSWER_TOKEN",))
-    except TokenProblem as error:
-        raise _Usage(str(error)) from error
-    import httpx
-
-    try:
-        asyncio.run(
-            run_stdio_remote(
-                found.gateway or args.gateway,
-                found.token,
-                answer_token=None if answering is None else answering.token,
-                session=args.session,
-                options=options,
-            )
-        )
-    except httpx.TransportError as error:
-        _say(f"midturn mcp: {_transport_failure(args.gateway, error)}")
-        return EXIT_CODES["unavailable"]
-    return 0
-
-
-def _run_prune(args: argparse.Namespace) -> int:
-    from midturn.gateway import DEFAULT_DB_URL
-    from midturn.gateway._serve import RECORDS_FILE, data_dir_for
-    from midturn.runtime._retention import parse_age, prune_settled
-    from midturn.store import open_store
-
-    age = parse_age(args.older_than)
-    url = args.store or DEFAULT_DB_URL
-    if args.export and args.no_export:
-        raise _Usage("give --export FILE or --no-export, not both")
-    records = None if args.no_export else Path(args.export or data_dir_for(url) / RECORDS_FILE)
-
-    async def run() -> int:
-        async with open_store(url) as store:
-            if records is not None and not args.dry_run:
-                records.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            report = await prune_settled(store, age, records=records, dry_run=args.dry_run)
-        if args.dry_run:
-            print(
-                f"would prune {report.interactions} settled interactions older than "
-                f"{args.older_than} (and their events); nothing was deleted"
-            )
-            return 0
-        kept = (
-            f"; their decision records were appended to {records}"
-            if records is not None and report.records
-            else ""
-        )
-        print(f"pruned {report.interactions} settled interactions and {report.events} events{kept}")
-        return 0
-
-    return asyncio.run(run())
-
-
-def _run_hook(args: argparse.Namespace) -> int:
-    """`midturn hook claude-code`: never a usage error that Claude Code would read as a
-    failed hook with no decision; whatever is missing falls back to its own prompt."""
-    from midturn._hook_claude_code import run
-    from midturn.client import DEFAULT_GATEWAY_URL
-
-    text = sys.stdin.read()
-    try:
-        found = find_token(args.token, args.token_file, ("MIDTURN_AGENT_TOKEN", "MIDTURN_TOKEN"))
-    except TokenProblem as error:
-        _say(f"midturn hook claude-code: {error}")
-        found = None
-    gateway = args.gateway or os.environ.get("MIDTURN_GATEWAY") or DEFAULT_GATEWAY_URL
-    if args.timeout is not None and args.timeout <= 0:
-        raise _Usage(f"--timeout {args.timeout:g} is no time to answer; give seconds above 0")
-    unattended = args.unattended or os.environ.get("MIDTURN_HOOK_UNATTENDED", "") not in ("", "0")
-    return run(
-        text,
-        gateway=gateway,
-        token=None if found is None else found.token,
-        timeout=args.timeout,
-        unattended=unattended,
-    )
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -67,6 +67,7 @@ def agent(
     approve: Sequence[str] = ("deploy",),
     mode: str = "per_call",
     extra_tools: Sequence[Any] = (),
+    name: str | None = None,
 ) -> Any:
     """The root agent: the question tool (via MidturnMiddleware), `deploy` behind
     HumanInTheLoopMiddleware, midturn's system prompt."""
@@ -81,6 +82,7 @@ def agent(
         system_prompt=SYSTEM_PROMPT,
         middleware=middleware,
         checkpointer=checkpointer,
+        name=name,
     )
 
 

@@ -442,3 +442,52 @@ def test_the_docs_example_runs() -> None:
     )
     assert shown.returncode == 0, shown.stderr
     assert "SQLite" in shown.stdout
+
+
+# -- who is asking -----------------------------------------------------------------------
+
+
+async def test_each_interaction_says_who_asks(side: Midturn) -> None:
+    """The question and the permission carry who is asking (the agent's name, a
+    sub-agent's id) and, for the permission, the tool call with its input."""
+    permissions = MidturnPermissions(side.asker, side.session_id, agent="release-bot")
+    steps: list[list[Call]] = [
+        [("AskUserQuestion", ASK, "toolu_q")],
+        [("Bash", bash("make"), "toolu_b")],
+    ]
+    script = [answer({"answers": {"Database": "SQLite"}}), allow(), allow()]
+    async with ScriptedResponder(side.answerer, script, session_id=side.session_id) as human:
+        await within(run(permissions, ScriptedClaudeCode(steps)))
+        sub = ScriptedClaudeCode([[("Bash", bash("ls"), "toolu_s")]], agent_id="agent-7")
+        await within(run(MidturnPermissions(side.asker, side.session_id), sub))
+        await within(human.finished())
+    asked, permitted, by_sub = [r.settled.interaction for r in human.responses if r.settled]
+    assert asked.context is not None and asked.context.agent == "release-bot"
+    assert asked.context.tool is None and asked.context.doing is None
+    assert permitted.context is not None and permitted.context.agent == "release-bot"
+    assert permitted.context.tool is not None and permitted.context.tool.name == "Bash"
+    assert permitted.context.tool.input == json.dumps(bash("make"), separators=(",", ":"))
+    assert by_sub.context is not None and by_sub.context.agent == "Claude Code · sub-agent agent-7"
+
+
+async def test_the_durable_hook_says_what_the_agent_was_doing(
+    side: Midturn, tmp_path: Path
+) -> None:
+    """The PreToolUse hook's input names the transcript: its last assistant text is
+    what the agent was doing."""
+    transcript = tmp_path / "transcript.jsonl"
+    said = {"role": "assistant", "content": [{"type": "text", "text": "First the database."}]}
+    transcript.write_text(json.dumps({"type": "assistant", "message": said}) + "\n")
+    permissions = MidturnPermissions(side.asker, side.session_id, durable=True)
+    call = {
+        "hook_event_name": "PreToolUse",
+        "tool_name": "AskUserQuestion",
+        "tool_input": ASK,
+        "transcript_path": str(transcript),
+    }
+    async with permissions.turn("turn-doing"):
+        deferred = await permissions.pre_tool_use(call, "toolu_doing", {"signal": None})
+    assert deferred["hookSpecificOutput"]["permissionDecision"] == "defer"
+    (parked,) = await side.answerer.queue(side.session_id)  # as the side stored it
+    assert parked.context is not None and parked.context.agent == "Claude Code"
+    assert parked.context.doing == "First the database."

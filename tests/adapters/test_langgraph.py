@@ -624,3 +624,27 @@ async def test_the_respond_decision_answers_a_gated_question_tool(
     assert "questions[0].options" in str(results["c0"].content)
     assert results["c1"].content == "The user answered:\n- Database: SQLite"
     assert [i.status for i in run.settled] == ["answered"]
+
+
+async def test_each_interaction_says_who_asks(either: Callable[..., Any]) -> None:
+    """The question and the permission carry who is asking: the agent's name, what the
+    model last said in this turn, and for the permission the tool call with its arguments."""
+    s = await either("who")
+    model = chat(
+        AIMessage("Earlier turn, not this one."),
+        AIMessage("First the database.", tool_calls=[call(ASK_NAME, DB_ASK, "c1")]),
+        AIMessage("Deploying to the EU now.", tool_calls=[call("deploy", {"target": "eu"}, "d1")]),
+        AIMessage("Deployed."),
+    )
+    graph = agent(model, InMemorySaver(), name="release-bot")
+    config = thread()
+    await graph.ainvoke({"messages": [("user", "hello")]}, config, version="v2")
+    async with ScriptedResponder(s.answerer, [answer("SQLite"), allow()], s.session_id):
+        run = await Host(s.asker, s.session_id).run(graph, USER, config, turn_id="t-who")
+    asked, permitted = run.settled  # as the runtime or the gateway stored them
+    assert asked.context is not None and asked.context.agent == "release-bot"
+    assert asked.context.doing == "First the database." and asked.context.tool is None
+    assert permitted.context is not None and permitted.context.agent == "release-bot"
+    assert permitted.context.doing == "Deploying to the EU now."
+    assert permitted.context.tool is not None and permitted.context.tool.name == "deploy"
+    assert permitted.context.tool.input == '{"target":"eu"}'

@@ -511,3 +511,39 @@ def test_the_docs_example_runs() -> None:
     exec(compile(block, str(doc), "exec"), namespace)
     check: Callable[[], None] = namespace["check"]
     check()
+
+
+# -- who is asking -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("inline", [False, True], ids=["deferred", "inline"])
+async def test_each_interaction_says_who_asks(side: Side, inline: bool) -> None:
+    """The question and the permission carry who is asking: the agent's name, what the
+    model said in the step that called, and for the permission the tool call."""
+    steps = [
+        [TextPart("First the database."), call(ASK_DB, "call-who")],
+        [TextPart("Deploying to the EU now."), call({"target": "eu"}, "deploy-who", "deploy")],
+    ]
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=steps.pop(0) if steps else [TextPart("Deployed.")])
+
+    agent = Agent(FunctionModel(model), output_type=[str, DeferredToolRequests], name="release-bot")
+
+    @agent.tool_plain(requires_approval=True)
+    def deploy(target: str) -> str:
+        """Deploy the service."""
+        return f"deployed to {target}"
+
+    turn = MidturnTurn(side.asker, side.session_id, "turn-who", inline=inline)
+    async with ScriptedResponder(side.answerer, [answer("SQLite"), allow()], side.session_id) as p:
+        await asyncio.wait_for(run_turn(turn, agent, "Ship it"), SAFETY_S)
+    asked, permitted = [r.settled.interaction for r in p.responses if r.settled is not None]
+    assert asked.kind == "ask" and asked.context is not None  # as the side stored it
+    assert asked.context.agent == "release-bot" and asked.context.tool is None
+    assert asked.context.doing == "First the database."
+    assert permitted.kind == "permission" and permitted.context is not None
+    assert permitted.context.agent == "release-bot"
+    assert permitted.context.doing == "Deploying to the EU now."
+    assert permitted.context.tool is not None and permitted.context.tool.name == "deploy"
+    assert permitted.context.tool.input == '{"target":"eu"}'

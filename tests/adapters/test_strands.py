@@ -565,3 +565,41 @@ def test_the_docs_example_runs() -> None:
     for block in blocks:
         namespace: dict[str, Any] = {"__name__": "docs_example"}
         exec(compile(block, "docs/adapters/strands.md", "exec"), namespace)
+
+
+# -- who is asking -----------------------------------------------------------------------
+
+
+async def test_each_interaction_says_who_asks(side: Side) -> None:
+    """The question and the permission carry who is asking: the agent's name, what the
+    model said in the step that called, and for the permission the tool call."""
+    host = StrandsHost(side.asker, side.session_id)
+    eu = {"target": "eu"}
+
+    @tool
+    def deploy(target: str) -> str:
+        """Deploy the service."""
+        return f"deployed to {target}"
+
+    model = ScriptedModel(
+        [
+            Reply("Earlier turn, not this one."),
+            Reply("First the database.", (ToolUse("tooluse_who", "ask_user_question", DB_ASK),)),
+            Reply("Deploying to the EU now.", (ToolUse("tooluse_dep", "deploy", eu),)),
+            Reply(text="Deployed."),
+        ]
+    )
+    agent = agent_for(host, model, deploy, hooks=[host.permissions({"deploy"})], name="release-bot")
+    await host.run(agent, "hello", turn_id="turn-before")
+    async with ScriptedResponder(side.answerer, [answer("SQLite"), allow()], side.session_id) as p:
+        await host.run(agent, "ship it", turn_id="turn-who")
+        await p.finished()
+    asked, permitted = [r.settled.interaction for r in p.responses if r.settled is not None]
+    assert asked.kind == "ask" and asked.context is not None  # as the side stored it
+    assert asked.context.agent == "release-bot" and asked.context.tool is None
+    assert asked.context.doing == "First the database."
+    assert permitted.kind == "permission" and permitted.context is not None
+    assert permitted.context.agent == "release-bot"
+    assert permitted.context.doing == "Deploying to the EU now."
+    assert permitted.context.tool is not None and permitted.context.tool.name == "deploy"
+    assert permitted.context.tool.input == '{"target":"eu"}'

@@ -94,3 +94,13 @@ def test_prune_usage_errors(tmp_path: Path) -> None:
     assert both.returncode == 2 and "not both" in both.stderr
     missing = _prune("--store", url)
     assert missing.returncode == 2 and "--older-than" in missing.stderr
+
+
+def test_prune_on_a_store_that_cannot_be_opened_says_why(tmp_path: Path) -> None:
+    (tmp_path / "notes").write_text("a file, not a folder\n")
+    done = _prune("--older-than", "30d", "--store", f"sqlite:///{tmp_path}/notes/midturn.db")
+    assert done.returncode == 2, done.stderr
+    message = done.stderr.strip()
+    assert message.startswith("midturn prune: cannot open the store sqlite:///")
+    assert f"{tmp_path}/notes is a file, not a folder" in message
+    assert "Traceback" not in done.stderr and "\n" not in message

@@ -277,3 +277,69 @@ def test_a_port_taken_on_every_interface_points_to_an_inbox_a_browser_opens(
         done = _run("serve", "--host", "0.0.0.0", "--port", port, cwd=tmp_path)
     assert done.returncode == 2
     assert f"its inbox is at http://127.0.0.1:{port}/" in done.stderr
+
+
+# -- a store that cannot be opened -----------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _refusal(tmp_path: Path, db: str) -> str:
+    """What `midturn serve --db DB` says when it cannot open the store: one paragraph,
+    exit 2, no raw errno or traceback, nothing started."""
+    done = _run("serve", "--port", "0", "--db", db, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    message = done.stderr.strip()
+    assert message.startswith("midturn serve: ") and "\n" not in message  # one paragraph
+    for raw in ("Errno", "Traceback", "Error:", "[", "midturn gateway on"):
+        assert raw not in message, message
+    assert done.stdout == ""
+    return message
+
+
+def test_a_postgres_host_that_does_not_exist_says_so(tmp_path: Path) -> None:
+    message = _refusal(tmp_path, "postgres://nope")
+    assert "postgres://nope" in message and 'no host called "nope"' in message
+    assert "check the host name" in message.lower()
+
+
+def test_a_postgres_port_nobody_listens_on_says_so(tmp_path: Path) -> None:
+    port = _free_port()
+    message = _refusal(tmp_path, f"postgresql://postgres@127.0.0.1:{port}/test")
+    assert f"nothing accepts connections at 127.0.0.1:{port}" in message
+    assert "running" in message
+
+
+@pytest.mark.postgres
+def test_a_postgres_role_that_is_refused_says_so_without_the_password(tmp_path: Path) -> None:
+    message = _refusal(tmp_path, "postgresql://nobody:s3cret@127.0.0.1:5432/test")
+    assert "s3cret" not in message and "nobody:***@" in message
+    assert 'refused the user "nobody"' in message and "password" in message
+
+
+@pytest.mark.postgres
+def test_a_postgres_database_that_does_not_exist_says_so(tmp_path: Path) -> None:
+    message = _refusal(tmp_path, "postgresql://postgres@127.0.0.1:5432/no_such_db")
+    assert 'has no database called "no_such_db"' in message and "createdb" in message
+
+
+def test_a_sqlite_path_under_a_file_says_so(tmp_path: Path) -> None:
+    (tmp_path / "notes").write_text("a file, not a folder\n")
+    message = _refusal(tmp_path, f"sqlite:///{tmp_path}/notes/midturn.db")
+    assert f"{tmp_path}/notes/midturn.db" in message
+    assert f"{tmp_path}/notes is a file, not a folder" in message
+
+
+def test_a_sqlite_path_that_is_a_folder_says_so(tmp_path: Path) -> None:
+    message = _refusal(tmp_path, f"sqlite:///{tmp_path}")
+    assert f"{tmp_path} is a folder" in message
+
+
+def test_a_file_that_is_not_a_database_says_so(tmp_path: Path) -> None:
+    (tmp_path / "midturn.db").write_bytes(b"not a database " * 100)
+    message = _refusal(tmp_path, f"sqlite:///{tmp_path}/midturn.db")
+    assert "is not a SQLite database" in message

@@ -252,6 +252,30 @@ async def test_midturn_mcp_on_a_gateway_refuses_an_answer_token(
     assert b"answer token cannot ask" in stderr
 
 
+async def test_an_answer_token_is_refused_before_the_mcp_server_loads(
+    gateway: LiveGateway, session: SessionCredentials, tmp_path: Path
+) -> None:
+    """The refusal comes from one whoami, before the MCP SDK is imported (about 1 s of
+    CPU, which a loaded machine stretches past any bound): a wrong token fails at once."""
+    code = (
+        "import sys; from midturn.cli import main; "
+        f"code = main(['mcp', '--gateway', {gateway.url!r}]); "
+        "print(code, sorted(m for m in ('mcp', 'midturn.mcp') if m in sys.modules))"
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        code,
+        env={**os.environ, "MIDTURN_HOME": str(tmp_path), "MIDTURN_TOKEN": session.answer_token},
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, stderr = await within(process.communicate())
+    assert b"answer token cannot ask" in stderr
+    assert stdout.decode().split() == ["2", "[]"], stdout
+
+
 async def test_a_gateway_gone_away_is_an_error_result_not_a_crash(
     db_url: str, data_dir: Path
 ) -> None:

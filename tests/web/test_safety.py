@@ -4,6 +4,7 @@ address bar and never reaches the server."""
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 import httpx
@@ -135,7 +136,11 @@ def test_the_token_leaves_the_address_bar_and_survives_a_reload(
 def test_a_bad_token_says_what_to_do(page: Page, gateway: LiveGateway) -> None:
     page.goto(f"{gateway.url}/#token=not-a-token")
     expect(page.locator("#problem")).to_be_visible()
-    expect(page.locator("#problem-text")).not_to_be_empty()
+    expect(page.locator("#problem-title")).to_have_text("Cannot open the inbox")
+    # the gateway's message, worded as a sentence under the title like every other one
+    expect(page.locator("#problem-text")).to_have_text(
+        re.compile(r"^The bearer token is not valid for this gateway; .*\.$")
+    )
     # The refused token is forgotten: with no link the page asks for one.
     page.goto(f"{gateway.url}/#")
     page.reload()

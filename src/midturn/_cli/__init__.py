@@ -1,2 +1,2 @@
-"""Parts of the `midturn` command kept out of cli.py: the help texts, the wording of
-errors for a person, and the `midturn answer` token search."""
+"""The `midturn` command's parts kept out of cli.py: each command's code, the help texts,
+the wording of errors for a person, and what the commands share."""

@@ -21,6 +21,11 @@ with the call kept in its transcript; the host may exit, or die, and a host that
 the session gets the same hook for the same `tool_use_id`, which then finds the ask
 settled and allows with the answers. Nothing is asked twice.
 
+Each interaction says who is asking (docs/contract.md#who-is-asking): the agent's name
+(`agent=`, "Claude Code" by default; a sub-agent's id or type after it), for a permission
+the tool call with its input, and in the durable hook what the agent was doing (the last
+assistant text of the transcript the hook input names; `can_use_tool` is given none).
+
 Runs the same on `midturn.Runtime` and `midturn.AsyncClient`.
 """
 
@@ -61,6 +66,7 @@ from midturn import (
     parse_ask,
     render,
 )
+from midturn._hook_claude_code import last_assistant_text
 from midturn.types import Risk
 
 __all__ = ["QUESTION_TOOL", "MidturnPermissions"]
@@ -94,6 +100,8 @@ class MidturnPermissions:
     resumes the session (`resume=`) with no new prompt continues the call. A turn whose
     question was deferred is not ended when its block is left: resume it with the same
     turn id.
+
+    `agent` is the name each interaction says is asking (docs/contract.md#who-is-asking).
     """
 
     def __init__(
@@ -104,12 +112,14 @@ class MidturnPermissions:
         interactive: bool = True,
         turn_id: str | None = None,
         durable: bool = False,
+        agent: str = "Claude Code",
     ) -> None:
         self.asker = asker
         self.session_id = session_id
         self.interactive = interactive
         self.turn_id = turn_id
         self.durable = durable
+        self.agent = agent
         self._deferred: set[str] = set()  # the current turn's calls Claude Code deferred
 
     def options(self, **fields: Any) -> ClaudeAgentOptions:
@@ -147,6 +157,10 @@ class MidturnPermissions:
         if not self.interactive or input_data.get("agent_id"):
             return _hook_output(_unavailable(tool_input))
         call_id = tool_use_id or input_data.get("tool_use_id")
+        who = self._who(input_data.get("agent_type"))
+        doing = last_assistant_text(str(input_data.get("transcript_path") or ""))
+        if doing:
+            who["doing"] = doing
         try:
             parked, _ = await self.asker.ask(
                 self.session_id,
@@ -154,6 +168,7 @@ class MidturnPermissions:
                 dialect="claude",
                 tool_call_id=call_id,
                 turn_id=self.turn_id,
+                context=who,
             )
         except InvalidAsk as error:
             return _hook_output(PermissionResultDeny(message=str(error)))
@@ -176,6 +191,7 @@ class MidturnPermissions:
             dialect="claude",
             tool_call_id=deferred.id,
             turn_id=self.turn_id,
+            context=self._who(None),
         )
         return await self.asker.wait(parked.id, timeout)
 
@@ -207,7 +223,12 @@ class MidturnPermissions:
             # a step's single tool call)
             self._deferred.discard(str(context.tool_use_id))
             return await self._ask(tool_input, context.tool_use_id)
-        return await self._permission(tool_name, tool_input, context.tool_use_id)
+        who = self._who(context.agent_id and f"sub-agent {context.agent_id}")
+        return await self._permission(tool_name, tool_input, context.tool_use_id, who)
+
+    def _who(self, sub_agent: str | None) -> dict[str, Any]:
+        """Who is asking: the agent's name, and which of its sub-agents when one is."""
+        return {"agent": f"{self.agent} · {sub_agent}" if sub_agent else self.agent}
 
     async def _settle(self, interaction_id: str) -> Settled:
         try:
@@ -226,13 +247,14 @@ class MidturnPermissions:
                 dialect="claude",
                 tool_call_id=call_id,
                 turn_id=self.turn_id,
+                context=self._who(None),
             )
         except InvalidAsk as error:
             return PermissionResultDeny(message=str(error))
         return _ask_result(tool_input, await self._settle(parked.id))
 
     async def _permission(
-        self, tool: str, tool_input: dict[str, Any], call_id: str | None
+        self, tool: str, tool_input: dict[str, Any], call_id: str | None, who: dict[str, Any]
     ) -> PermissionResult:
         summary, details = _summary(tool, tool_input)
         risk: Risk = "low" if tool in _READING else "medium"
@@ -244,6 +266,7 @@ class MidturnPermissions:
             details=details,
             tool_call_id=call_id,
             turn_id=self.turn_id,
+            context={**who, "tool": {"name": tool, "input": tool_input}},
         )
         settled = await self._settle(parked.id)
         interaction = settled.interaction

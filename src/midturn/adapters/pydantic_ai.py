@@ -9,6 +9,10 @@ with `DeferredToolResults` once the person settled them.
         results = await turn.results(result.output)         # None: the turn was stopped
         ...
 
+Each interaction says who is asking (docs/contract.md#who-is-asking): the agent's name
+(`Agent(name=...)`), what the model said in the step that called (its response's text), and
+for a permission the tool call with its arguments, all read from the run context.
+
 A wrapper over the asker port only (`midturn.Asker`): nothing here knows the runtime or
 the HTTP client by name.
 """
@@ -19,7 +23,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from midturn.contract import (
@@ -40,7 +44,7 @@ try:
     from pydantic_ai import ModelRetry, RunContext, Tool
     from pydantic_ai.capabilities import AbstractCapability
     from pydantic_ai.exceptions import CallDeferred
-    from pydantic_ai.messages import ToolCallPart
+    from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart, UserPromptPart
     from pydantic_ai.models import ModelRequestContext
     from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolDenied
     from pydantic_ai.toolsets import FunctionToolset
@@ -136,6 +140,7 @@ class MidturnTurn:
                 dialect=self.dialect,
                 tool_call_id=call_id,
                 turn_id=self.turn_id,
+                context=_who(ctx),
             )
         except InvalidAsk as error:  # the model fixes its call; nothing parked or shown
             raise ModelRetry(str(error)) from error
@@ -164,7 +169,7 @@ class MidturnTurn:
         return the `DeferredToolResults` to resume the run with (`message_history` plus
         `deferred_tool_results`). `None` when the turn was stopped: do not resume it.
         Calls that are not midturn's (other external tools) are left for the host."""
-        outcome = await self._settle(requests, wait=True)
+        outcome = await self._settle(requests, wait=True, context={})
         return None if outcome.stopped else outcome.results
 
     async def end(self) -> None:
@@ -179,18 +184,22 @@ class MidturnTurn:
     async def _handle(
         self, ctx: RunContext[Any], requests: DeferredToolRequests
     ) -> DeferredToolResults | None:
-        outcome = await self._settle(requests, wait=self.inline)
+        outcome = await self._settle(requests, wait=self.inline, context=_who(ctx))
         if outcome.stopped:
             ctx.cancel()  # the person (or the host) stopped the turn: end the run
             return None
         results = outcome.results
         return results if results.calls or results.approvals else None
 
-    async def _settle(self, requests: DeferredToolRequests, *, wait: bool) -> _Outcome:
+    async def _settle(
+        self, requests: DeferredToolRequests, *, wait: bool, context: Mapping[str, Any]
+    ) -> _Outcome:
+        """Park (or find again, by call id: then `context` is the first one's) each
+        question and approval of `requests`, and what they came to."""
         asks = [call for call in requests.calls if call.tool_name == self.tool_name]
         parked: list[tuple[ToolCallPart, Interaction]] = []
         for call in asks:
-            parked.append((call, await self._ask_of(call, requests)))
+            parked.append((call, await self._ask_of(call, context)))
         for call in requests.approvals:  # in the model's order: the queue keeps it
             interaction, _ = await self.asker.request_permission(
                 self.session_id,
@@ -200,6 +209,7 @@ class MidturnTurn:
                 details=_details(call),
                 tool_call_id=call.tool_call_id,
                 turn_id=self.turn_id,
+                context={**context, "tool": {"name": call.tool_name, "input": call.args_as_dict()}},
             )
             parked.append((call, interaction))
         settled = await self._wait_all([i for _, i in parked]) if wait else None
@@ -217,7 +227,7 @@ class MidturnTurn:
                 results.approvals[call.tool_call_id] = _approval(now)
         return _Outcome(results, stopped)
 
-    async def _ask_of(self, call: ToolCallPart, requests: DeferredToolRequests) -> Interaction:
+    async def _ask_of(self, call: ToolCallPart, context: Mapping[str, Any]) -> Interaction:
         """The interaction the question tool parked for `call` (again by its id: a
         repeated `tool_call_id` returns the existing one)."""
         interaction, _ = await self.asker.ask(
@@ -226,6 +236,7 @@ class MidturnTurn:
             dialect=self.dialect,
             tool_call_id=call.tool_call_id,
             turn_id=self.turn_id,
+            context=context,
         )
         return interaction
 
@@ -272,6 +283,24 @@ class _Capability(AbstractCapability[Any]):
         self, ctx: RunContext[Any], *, requests: DeferredToolRequests
     ) -> DeferredToolResults | None:
         return await self.turn._handle(ctx, requests)
+
+
+def _who(ctx: RunContext[Any]) -> dict[str, Any]:
+    """Who is asking: the agent's name and what the model said in this turn (the newest
+    model response with text since the last user prompt; the runtime bounds both)."""
+    context: dict[str, Any] = {}
+    name = ctx.agent.name if ctx.agent is not None else None
+    if name:
+        context["agent"] = name
+    for message in reversed(ctx.messages):
+        if isinstance(message, ModelRequest) and any(
+            isinstance(part, UserPromptPart) for part in message.parts
+        ):
+            break
+        if isinstance(message, ModelResponse) and message.text and message.text.strip():
+            context["doing"] = message.text
+            break
+    return context
 
 
 def _text(settled: Settled) -> str:

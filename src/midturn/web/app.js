@@ -11,7 +11,7 @@ import { LiveQueue } from "./live.js";
 import { PermissionTray } from "./permission.js";
 import { installShortcuts } from "./keys.js";
 import { QuestionTray } from "./questions.js";
-import { eventLine, headline } from "./text.js";
+import { eventLine, headline, sentence } from "./text.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -47,7 +47,7 @@ function fail(message) {
   closeView();
   for (const view of ["inbox-view", "session-view", "signin"]) $(view).hidden = true;
   $("problem").hidden = false;
-  setText($("problem-text"), message);
+  setText($("problem-text"), sentence(message));
 }
 
 // -- the session view -----------------------------------------------------------------
@@ -311,7 +311,7 @@ function signIn(problem, lead = null) {
   for (const view of ["inbox-view", "session-view", "problem"]) $(view).hidden = true;
   $("signin").hidden = false;
   if (lead !== null) setText($("signin-text"), lead);
-  setText($("signin-error"), problem || "");
+  setText($("signin-error"), sentence(problem));
   $("signin-error").hidden = !problem;
   $("signin-token").value = "";
   $("signin-token").focus();
@@ -375,7 +375,7 @@ async function route() {
     } catch (error) {
       if (error.fatal) forgetCredential(sessionStorage);
       if (error.fatal && credential.interaction) signIn(error.message);
-      else fail(`${error.message}`);
+      else fail(error.message);
       return;
     }
   }

@@ -6,6 +6,7 @@
 
 import { countdown, h, setText, uid } from "./dom.js";
 import { isTextField, moveFocus } from "./keys.js";
+import { sentence } from "./text.js";
 
 const RISK_TEXT = { low: "Low risk", medium: "Medium risk", high: "High risk" };
 
@@ -135,7 +136,7 @@ export class PermissionTray {
       this.busy = false;
       this.sync();
       this.error.hidden = false;
-      setText(this.error, error.message || String(error));
+      setText(this.error, sentence(error.message || String(error)));
     }
   }
 

@@ -12,6 +12,7 @@ import { ChatBox } from "./chat.js";
 import { checkQuestion, choiceHint, displayAnswer, nothingYet, preselected, unanswered } from "./choices.js";
 import { countdown, h, setText, uid } from "./dom.js";
 import { isChoice, isTextField, moveFocus } from "./keys.js";
+import { sentence } from "./text.js";
 
 export class QuestionTray {
   // interaction: a pending ask. actions: {submit(payload), redirect(text), stop()} each
@@ -366,7 +367,7 @@ export class QuestionTray {
     } catch (error) {
       this.busy = false;
       this.syncLock();
-      this.setError(error.message || String(error));
+      this.setError(sentence(error.message || String(error)));
     }
   }
 

@@ -9,6 +9,15 @@ const DECISION_TEXT = {
   unavailable: "unavailable",
 };
 
+// A message shown on its own (the gateway's, worded for API clients in lower case) as a
+// sentence like the inbox's own: a capital first letter and a full stop at the end.
+export function sentence(text) {
+  const trimmed = String(text || "").trim();
+  if (!trimmed) return "";
+  const first = trimmed[0].toUpperCase() + trimmed.slice(1);
+  return /[.!?…:]$/.test(first) ? first : `${first}.`;
+}
+
 // One line naming what an interaction wants.
 export function headline(interaction) {
   if (interaction.kind === "permission") {

@@ -14,6 +14,11 @@ Three kinds of interrupt are midturn's:
   `<interrupt id>.<index>`, resumed with the decisions in order.
 
 Anything else is the host's own: `run` refuses it with a `UsageError` rather than guess.
+
+Each interaction says who is asking (docs/contract.md#who-is-asking): the agent's name
+(`Host(agent=...)`, else the graph's: `create_agent(name=...)`), what the model last said
+in the turn (the newest AI message's text since the last human message of the graph's
+`messages`), and for a permission the tool call with its arguments.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import Command, Interrupt
 
 from midturn.contract import Asker, Interaction, Settled, tool_spec
@@ -79,7 +85,7 @@ class Host:
 
     `risk` gives a tool's permission risk (a mapping by tool name, or a function of the
     name and arguments); `question_tool` is the question tool's name, for the HITL
-    `respond` path.
+    `respond` path; `agent` is the name shown as who asks (default: the graph's name).
     """
 
     asker: Asker
@@ -88,6 +94,7 @@ class Host:
         default_factory=dict
     )
     question_tool: str = _QUESTION_TOOL
+    agent: str | None = None
 
     async def run(self, graph: Any, input: Any, config: Mapping[str, Any], *, turn_id: str) -> Run:
         """Invoke `graph` with `input`, settle every midturn interrupt it pauses on,
@@ -104,8 +111,10 @@ class Host:
         if not interrupts:
             out = await graph.ainvoke(input, config, version="v2")
             interrupts, value = tuple(out.interrupts), out.value
+        agent = self.agent or getattr(graph, "name", None)
         while interrupts:
-            resume, done, stopped = await self.settle(interrupts, turn_id=turn_id)
+            who = _who(agent, value)
+            resume, done, stopped = await self.settle(interrupts, turn_id=turn_id, context=who)
             settled.extend(done)
             if stopped:
                 await self.asker.stop_turn(self.session_id, turn_id)
@@ -116,11 +125,16 @@ class Host:
         return Run(value, tuple(settled))
 
     async def settle(
-        self, interrupts: Sequence[Interrupt], *, turn_id: str
+        self,
+        interrupts: Sequence[Interrupt],
+        *,
+        turn_id: str,
+        context: Mapping[str, Any] | None = None,
     ) -> tuple[dict[str, Any], list[Interaction], bool]:
         """Park one interaction per pending interrupt (or per action of a batched one),
         in order, wait for all, and build the resume map. Returns `(resume, settled,
-        stopped)`; `stopped` when any of them came back cancelled."""
+        stopped)`; `stopped` when any of them came back cancelled. `context` (who is
+        asking: `agent`, `doing`) goes with each; a permission adds its tool call."""
         ids = [item.id for item in interrupts]
         if len(set(ids)) != len(ids):
             raise UsageError(
@@ -130,7 +144,7 @@ class Host:
             )
         opened: list[_Pending] = []
         for item in interrupts:
-            opened.extend(await self._open(item, turn_id))
+            opened.extend(await self._open(item, turn_id, context or {}))
         results = await asyncio.gather(*(self._wait(entry) for entry in opened))
         settled = [result.interaction for result in results if result is not None]
         stopped = any(interaction.status == "cancelled" for interaction in settled)
@@ -153,13 +167,14 @@ class Host:
 
     # -- opening ----------------------------------------------------------------------
 
-    async def _open(self, item: Interrupt, turn_id: str) -> list[_Pending]:
+    async def _open(
+        self, item: Interrupt, turn_id: str, context: Mapping[str, Any]
+    ) -> list[_Pending]:
         value = item.value
         if isinstance(value, Mapping) and value.get("midturn") == ASK_MARK:
             call = str(value["tool_call_id"])
-            parked = await self._ask(
-                value["tool_input"], f"{item.id}:{_part(call)}", turn_id, value["dialect"]
-            )
+            key = f"{item.id}:{_part(call)}"
+            parked = await self._ask(value["tool_input"], key, turn_id, value["dialect"], context)
             return [_Pending(item.id, "question", parked, tool_call_id=call)]
         if isinstance(value, Mapping) and value.get("type") == "tool_approval":
             entry = await self._action(
@@ -169,6 +184,7 @@ class Host:
                 key=item.id,
                 turn_id=turn_id,
                 respond=_allows_respond(item.response_schema),
+                context=context,
             )
             return [entry]
         if isinstance(value, Mapping) and "action_requests" in value:
@@ -183,6 +199,7 @@ class Host:
                     key=f"{item.id}.{index}",
                     turn_id=turn_id,
                     respond="respond" in allowed,
+                    context=context,
                 )
                 opened.append(entry)
             return opened
@@ -200,6 +217,7 @@ class Host:
         key: str,
         turn_id: str,
         respond: bool,
+        context: Mapping[str, Any],
     ) -> _Pending:
         """One reviewed tool call: an ask for the question tool when `respond` is
         allowed, otherwise a permission."""
@@ -207,7 +225,7 @@ class Host:
         args: Mapping[str, Any] = action.get("args") or {}
         if respond and name == self.question_tool:
             try:
-                asked = await self._ask(dict(args), key, turn_id, "midturn")
+                asked = await self._ask(dict(args), key, turn_id, "midturn", context)
             except InvalidAsk as error:  # shown to no one: the model reads the problems
                 return _Pending(interrupt_id, kind, None, preset=_respond(str(error)))
             return _Pending(interrupt_id, kind, asked)
@@ -220,12 +238,20 @@ class Host:
             details=json.dumps(dict(args), indent=2, default=str, ensure_ascii=False),
             tool_call_id=key,
             turn_id=turn_id,
+            context={**context, "tool": {"name": name, "input": dict(args)}},
         )
         return _Pending(interrupt_id, kind, parked.interaction)
 
-    async def _ask(self, tool_input: Any, key: str, turn_id: str, dialect: str) -> Interaction:
+    async def _ask(
+        self, tool_input: Any, key: str, turn_id: str, dialect: str, context: Mapping[str, Any]
+    ) -> Interaction:
         parked = await self.asker.ask(
-            self.session_id, tool_input, dialect=dialect, tool_call_id=key, turn_id=turn_id
+            self.session_id,
+            tool_input,
+            dialect=dialect,
+            tool_call_id=key,
+            turn_id=turn_id,
+            context=context,
         )
         return parked.interaction
 
@@ -255,6 +281,23 @@ class Host:
             return {"type": "reject", "message": _UNAVAILABLE}
         message = decision.message if decision is not None else None
         return {"type": "reject", "message": message} if message else {"type": "reject"}
+
+
+def _who(agent: Any, value: Any) -> dict[str, Any]:
+    """Who is asking: the agent's name and what the model last said in this turn (the
+    newest AI message with text after the last human message of the state's `messages`;
+    the runtime bounds both)."""
+    context: dict[str, Any] = {}
+    if isinstance(agent, str) and agent.strip():
+        context["agent"] = agent
+    messages = value.get("messages") if isinstance(value, Mapping) else None
+    for message in reversed(messages if isinstance(messages, list) else []):
+        if isinstance(message, HumanMessage):
+            break
+        if isinstance(message, AIMessage) and message.text.strip():
+            context["doing"] = message.text
+            break
+    return context
 
 
 def _allows_respond(schema: Any) -> bool:

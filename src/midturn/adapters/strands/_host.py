@@ -2,6 +2,10 @@
 asks and permissions (keyed by the tool-use id, the framework's own call id, as
 `tool_call_id`), and resume it with `interruptResponse`s once they settle.
 
+Each interaction says who is asking (docs/contract.md#who-is-asking): the agent's name
+(`Agent(name=...)`), what the model said in this turn (the newest assistant text since
+the person's last prompt), and for a permission the tool call with its arguments.
+
 A wrapper over the asker port: `asker` is a `midturn.Runtime` in this process or a
 `midturn.AsyncClient` on a gateway, unchanged.
 """
@@ -10,7 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from strands.agent import Agent, AgentResult
@@ -56,6 +61,32 @@ def _midturn_reason(interrupt: Interrupt) -> dict[str, Any] | None:
     if isinstance(reason, dict) and reason.get("kind") in ("ask", "permission"):
         return reason
     return None
+
+
+def _who(agent: Agent) -> dict[str, Any]:
+    """Who is asking: the agent's name and what the model said in this turn (the newest
+    assistant text after the person's last prompt; the runtime bounds both)."""
+    context: dict[str, Any] = {}
+    if isinstance(agent.name, str) and agent.name.strip():
+        context["agent"] = agent.name
+    for message in reversed(agent.messages):
+        texts = [b["text"] for b in message.get("content") or [] if isinstance(b.get("text"), str)]
+        text = "\n".join(t.strip() for t in texts if t.strip())
+        if message["role"] == "user" and text:
+            break  # the person's prompt: what came before is another turn
+        if message["role"] == "assistant" and text:
+            context["doing"] = text
+            break
+    return context
+
+
+def _input(reason: Mapping[str, Any]) -> Any:
+    """A permission's tool input, back from the interrupt's `details` (its JSON)."""
+    details = reason.get("details")
+    try:
+        return json.loads(details) if isinstance(details, str) else None
+    except ValueError:
+        return details  # cut at its bound: the text as it is
 
 
 class StrandsHost:
@@ -116,7 +147,8 @@ class StrandsHost:
             if len(turn_ids) != 1:
                 raise UsageError("pass turn_id: the paused interrupts do not name one turn")
             turn_id = str(turn_ids.pop())
-        return await self._drive(agent, await self.respond(pending, turn_id=turn_id), turn_id)
+        responses = await self.respond(pending, turn_id=turn_id, agent=agent)
+        return await self._drive(agent, responses, turn_id)
 
     async def _drive(self, agent: Agent, prompt: Any, turn_id: str) -> AgentResult:
         state = {MARK: HostMark(agent, self.interactive, turn_id)}
@@ -124,7 +156,7 @@ class StrandsHost:
             result = await agent.invoke_async(prompt, invocation_state=state)
             while result.stop_reason == "interrupt":
                 pending = _in_call_order(result.interrupts or [], result.message)
-                responses = await self.respond(pending, turn_id=turn_id)
+                responses = await self.respond(pending, turn_id=turn_id, agent=agent)
                 result = await agent.invoke_async(responses, invocation_state=state)
         except BaseException:
             with contextlib.suppress(MidturnError):
@@ -134,16 +166,18 @@ class StrandsHost:
         return result
 
     async def respond(
-        self, interrupts: Sequence[Interrupt], *, turn_id: str
+        self, interrupts: Sequence[Interrupt], *, turn_id: str, agent: Agent | None = None
     ) -> list[InterruptResponseContent]:
         """Park each interrupt as a midturn interaction, in order (one FIFO), wait for
-        all of them, and return the `interruptResponse`s to resume the agent with."""
+        all of them, and return the `interruptResponse`s to resume the agent with.
+        `agent` (the one paused) says who is asking."""
         foreign = [i.name for i in interrupts if _midturn_reason(i) is None]
         if foreign:
             raise UsageError(f"interrupts midturn does not own: {foreign}; answer them yourself")
+        who = _who(agent) if agent is not None else {}
         parked: list[tuple[Interrupt, str | dict[str, Any]]] = []
         for interrupt in interrupts:
-            parked.append((interrupt, await self._park(interrupt, turn_id)))
+            parked.append((interrupt, await self._park(interrupt, turn_id, who)))
         waits = [self._settle(item) for _, item in parked]
         settled = await asyncio.gather(*waits)
         return [
@@ -153,7 +187,9 @@ class StrandsHost:
             for (interrupt, _), response in zip(parked, settled, strict=True)
         ]
 
-    async def _park(self, interrupt: Interrupt, turn_id: str) -> str | dict[str, Any]:
+    async def _park(
+        self, interrupt: Interrupt, turn_id: str, who: Mapping[str, Any]
+    ) -> str | dict[str, Any]:
         """The interaction id, or the response itself when nothing was parked."""
         reason = _midturn_reason(interrupt)
         assert reason is not None
@@ -165,6 +201,7 @@ class StrandsHost:
                     dialect=reason.get("dialect", self.dialect),
                     tool_call_id=reason["tool_use_id"],
                     turn_id=turn_id,
+                    context=who,
                 )
             except InvalidAsk as error:  # a host with tighter limits than the tool's
                 return {"status": "invalid", "text": str(error), "is_error": True}
@@ -177,6 +214,7 @@ class StrandsHost:
             details=reason.get("details"),
             tool_call_id=reason["tool_use_id"],
             turn_id=turn_id,
+            context={**who, "tool": {"name": reason["tool"], "input": _input(reason)}},
         )
         return parked.interaction.id
 
