@@ -106,6 +106,11 @@ async def _script(client: httpx.AsyncClient) -> list[Any]:
     await call("POST", asks, content=chunked(), headers=as_json)
     await call("POST", asks, json=plain)  # no token
     await call("POST", asks, json=plain, headers={"Authorization": "Bearer nope"})
+    for authorization in ("Basic abc", "Bearer   ", "bearer " + made["agent_token"], ""):
+        await call("POST", asks, json=plain, headers={"Authorization": authorization})
+    twice = [("authorization", f"Bearer {made['agent_token']}"), ("authorization", "Bearer x")]
+    await call("POST", asks, json={**plain, "tool_call_id": "c4"}, headers=twice)
+    await call("POST", asks, json=plain, headers=twice[::-1])
     await call("POST", asks, json=plain, headers=answerer)
     await call("POST", f"/v1/sessions/{other['session_id']}/asks", json=plain, headers=agent)
     await call("POST", "/v1/sessions/s_missing/asks", json=plain, headers=admin)

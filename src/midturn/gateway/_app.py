@@ -132,7 +132,7 @@ def create_app(
 
     app.mount("/static", StaticFiles(directory=web_dir, check_dir=False), name="static")
 
-    app.express = ExpressLane(app, state.metrics)
+    app.express = ExpressLane(app, state)
     app.add_middleware(GatewayMiddleware, metrics=state.metrics, express=app.express)
     _declare_bearer_auth(app)
     return app

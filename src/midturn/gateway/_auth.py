@@ -24,6 +24,7 @@ __all__ = [
     "Principal",
     "Role",
     "TokenAuthority",
+    "bearer_of",
     "hash_token",
     "new_admin_token",
     "new_session_tokens",
@@ -157,10 +158,15 @@ class TokenAuthority:
 def bearer_token(request: Request, *, allow_query: bool = False) -> str | None:
     header = request.headers.get("authorization")
     if header:
-        scheme, _, value = header.partition(" ")
-        if scheme.lower() == "bearer" and value.strip():
-            return value.strip()
-        return None
+        return bearer_of(header)
     if allow_query:
         return request.query_params.get("access_token") or None
+    return None
+
+
+def bearer_of(header: str) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header's value, else None."""
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
     return None

@@ -32,7 +32,7 @@ import inspect
 import json
 import re
 import time
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
@@ -42,14 +42,14 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from midturn.gateway import _routes_asks
+from midturn.gateway._auth import Principal, bearer_of
 from midturn.gateway._body_check import body_problem
 from midturn.gateway._errors import MAX_BODY_BYTES
-from midturn.gateway._metrics import Metrics
 from midturn.gateway._middleware import EVERY_RESPONSE, account
-from midturn.gateway._state import MAX_WAIT_S, _call
+from midturn.gateway._state import MAX_WAIT_S, GatewayState
 from midturn.gateway._views import AskIn
 
-__all__ = ["TELEMETRY_RECHECK_S", "ExpressLane"]
+__all__ = ["TELEMETRY_RECHECK_S", "ExpressLane", "Target"]
 
 _ASKS_PREFIX = "/v1/sessions/"
 _ASKS_SUFFIX = "/asks"
@@ -96,14 +96,25 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
     return replay
 
 
+class Target(NamedTuple):
+    """A request the lane may take: its route, its path parameter, its declared length
+    and its `Authorization` header."""
+
+    route: APIRoute
+    value: str
+    length: int | None
+    authorization: str | None
+
+
 class ExpressLane:
     """Serves the plain cases of the round trip's two routes, in front of the app's
     stack (`front`) or inside `GatewayMiddleware` (`handle`); `respond` is the work both
     share."""
 
-    def __init__(self, app: FastAPI, metrics: Metrics, limit: int = MAX_BODY_BYTES) -> None:
+    def __init__(self, app: FastAPI, state: GatewayState, limit: int = MAX_BODY_BYTES) -> None:
         self.app = app
-        self.metrics = metrics
+        self.state = state
+        self.metrics = state.metrics
         self.limit = limit
         self._create = _route("/v1/sessions/{session_id}/asks")
         self._answer = _route("/v1/asks/{interaction_id}/answer")
@@ -112,36 +123,47 @@ class ExpressLane:
 
     # -- which requests ------------------------------------------------------------
 
-    def target(self, scope: Scope) -> tuple[APIRoute, str] | None:
-        """The route and path parameter of a request the lane may take: a POST with a
-        JSON content type to one of its two paths."""
+    def target(self, scope: Scope) -> Target | None:
+        """What the lane needs of a request it may take: a POST with a JSON content type
+        to one of its two paths (its headers read in one pass)."""
         if scope["method"] != "POST":
             return None
         path: str = scope["path"]
-        if (session_id := _segment(path, _ASKS_PREFIX, _ASKS_SUFFIX)) is not None:
-            target = self._create, session_id
-        elif (interaction_id := _segment(path, _ANSWER_PREFIX, _ANSWER_SUFFIX)) is not None:
-            target = self._answer, interaction_id
+        if (value := _segment(path, _ASKS_PREFIX, _ASKS_SUFFIX)) is not None:
+            route = self._create
+        elif (value := _segment(path, _ANSWER_PREFIX, _ANSWER_SUFFIX)) is not None:
+            route = self._answer
         else:
             return None
-        for name, value in scope["headers"]:
+        content_type: bytes | None = None
+        length: bytes | None = None
+        authorization: bytes | None = None
+        for name, header in scope["headers"]:  # the first of each, as Starlette reads them
             if name == b"content-type":
-                if value.split(b";", 1)[0].strip().lower() == b"application/json":
-                    return target
-                return None
-        return None
+                content_type = header if content_type is None else content_type
+            elif name == b"content-length":
+                length = header if length is None else length
+            elif name == b"authorization":
+                authorization = header if authorization is None else authorization
+        if content_type is None or (
+            content_type.split(b";", 1)[0].strip().lower() != b"application/json"
+        ):
+            return None
+        return Target(
+            route,
+            value,
+            int(length) if length is not None and length.isdigit() else None,
+            authorization.decode("latin-1") if authorization else None,
+        )
 
-    def front_target(self, scope: Scope) -> tuple[APIRoute, str] | None:
+    def front_target(self, scope: Scope) -> Target | None:
         """`target`, for a request that also declares its length, within the body cap
         (any other is left to the stack, whose middleware refuses or counts it), while
         FastAPI's telemetry is off."""
         target = self.target(scope)
-        if target is None or self._telemetry_on():
+        if target is None or target.length is None or target.length > self.limit:
             return None
-        for name, value in scope["headers"]:
-            if name == b"content-length":
-                return target if value.isdigit() and int(value) <= self.limit else None
-        return None
+        return None if self._telemetry_on() else target
 
     def _telemetry_on(self) -> bool:
         now = time.monotonic()
@@ -156,7 +178,7 @@ class ExpressLane:
     async def front(
         self,
         scope: Scope,
-        target: tuple[APIRoute, str],
+        target: Target,
         receive: Receive,
         send: Send,
         stack: ASGIApp,
@@ -237,21 +259,30 @@ class ExpressLane:
     # -- the work ------------------------------------------------------------------
 
     async def respond(
-        self, scope: Scope, target: tuple[APIRoute, str], body: bytes, receive: Receive
+        self, scope: Scope, target: Target, body: bytes, receive: Receive
     ) -> Response | None:
         """The response to a request for `target` whose body passed the middleware's
         checks, or None when FastAPI must read it (it refuses it in its own words). A
         refusal by the route is its handler's response; an error no handler below the
         catch-all knows is raised, for the server's 500 handling."""
-        route, value = target
+        route, value, _, authorization = target
+        request = Request(scope, receive)
         if route is self._create:
-            return await self._create_ask(scope, value, body, receive)
-        return await self._answer_ask(scope, value, body, receive)
+            return await self._create_ask(request, value, body, authorization)
+        return await self._answer_ask(request, value, body, authorization)
+
+    async def _caller(self, request: Request, authorization: str | None) -> Principal:
+        """Who calls, as the routes' `Call` dependency (`_state._call`) finds it."""
+        principal = await self.state.authority.resolve(
+            bearer_of(authorization) if authorization else None
+        )
+        request.scope.setdefault("state", {})["role"] = principal.role
+        return principal
 
     async def _create_ask(
-        self, scope: Scope, session_id: str, body: bytes, receive: Receive
+        self, request: Request, session_id: str, body: bytes, authorization: str | None
     ) -> Response | None:
-        query: bytes = scope["query_string"]
+        query: bytes = request.scope["query_string"]
         wait = 0.0
         if query:
             matched = _WAIT.fullmatch(query)
@@ -264,31 +295,27 @@ class ExpressLane:
             ask = AskIn.model_validate(value)
         except ValidationError:
             return None
-        request = self._request(scope, self._create, receive)
+        request.scope["route"] = self._create  # the access log's and the metrics' template
         try:
-            state, caller = await _call(request)
-            return await _routes_asks.create(state, caller, session_id, ask, request, wait)
+            caller = await self._caller(request, authorization)
+            return await _routes_asks.create(self.state, caller, session_id, ask, request, wait)
         except Exception as error:
             return await self._refusal(request, error)
 
     async def _answer_ask(
-        self, scope: Scope, interaction_id: str, body: bytes, receive: Receive
+        self, request: Request, interaction_id: str, body: bytes, authorization: str | None
     ) -> Response | None:
-        if scope["query_string"]:
+        if request.scope["query_string"]:
             return None
         parsed, payload = _json(body)
         if not parsed:
             return None
-        request = self._request(scope, self._answer, receive)
+        request.scope["route"] = self._answer
         try:
-            state, caller = await _call(request)
-            return await _routes_asks.answer(state, caller, interaction_id, payload)
+            caller = await self._caller(request, authorization)
+            return await _routes_asks.answer(self.state, caller, interaction_id, payload)
         except Exception as error:
             return await self._refusal(request, error)
-
-    def _request(self, scope: Scope, route: APIRoute, receive: Receive) -> Request:
-        scope["route"] = route  # the access log's and the metrics' route template
-        return Request(scope, receive)
 
     async def _refusal(self, request: Request, error: Exception) -> Response:
         """The response the app's own exception handler gives `error`; an error no
