@@ -62,7 +62,10 @@ class GatewayMiddleware:
       query string, which may carry a token), route template, status, duration and the
       caller's role; never a header or a body. It also counts requests for `/metrics`;
     - the express lane (`_express.py`), when given: the round trip's plain requests are
-      served there once their body passed the checks, the rest go on to the app."""
+      served there once their body passed the checks, the rest go on to the app. (Most
+      of them never get here: the lane serves them in front of the whole stack, doing
+      this layer's work itself, `GatewayApp`; here it serves those with no declared
+      length, and all of them while FastAPI's telemetry is on.)"""
 
     def __init__(
         self,
