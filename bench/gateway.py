@@ -1,7 +1,8 @@
 """The gateway's round trip beside a bare FastAPI POST on uvicorn, measured in one run.
 
     .venv/bin/python bench/gateway.py [--quick]
-    .venv/bin/python bench/gateway.py --profile out.txt [--seconds 20]   (needs py-spy)
+    .venv/bin/python bench/gateway.py --profile out.txt [--seconds 20]   (needs py-spy;
+        prints the share of each component, then the top functions, inclusive and self)
     .venv/bin/python bench/gateway.py --no-express   (FastAPI's routes only: the lane's gain)
     .venv/bin/python bench/gateway.py --loop uvloop --http httptools   (the `bench` extra)
 
@@ -106,9 +107,9 @@ from midturn.gateway._express import ExpressLane
 from midturn.gateway.__main__ import main
 
 async def never(self, *args):
-    return False
+    return None
 
-ExpressLane.handle = never  # every request through FastAPI's routes, as before the lane
+ExpressLane.respond = never  # every request through FastAPI's routes, as before the lane
 main(sys.argv[1:])
 """
 EXPRESS = True
@@ -448,6 +449,32 @@ def summarize(raw: Path) -> list[tuple[str, float]]:
     return sorted(((name, n / total) for name, n in counts.items()), key=lambda x: -x[1])
 
 
+def by_function(raw: Path, top: int = 25) -> list[tuple[str, float, float]]:
+    """The functions with the most samples in a py-spy raw file: (function, inclusive
+    share, self share), line numbers dropped, idle thread-pool workers left out."""
+    inclusive: dict[str, int] = {}
+    own: dict[str, int] = {}
+    total = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        frames = stack.split(";")
+        if frames[-1].startswith("_worker (concurrent/futures/thread.py"):
+            continue
+        n = int(count)
+        total += n
+        names = [frame.rsplit(":", 1)[0] + ")" if ":" in frame else frame for frame in frames]
+        for name in set(names):
+            inclusive[name] = inclusive.get(name, 0) + n
+        own[names[-1]] = own.get(names[-1], 0) + n
+    total = total or 1
+    ranked = sorted(inclusive.items(), key=lambda item: -item[1])
+    # leave out the frames every sample passes through (the loop, the server's entry)
+    ranked = [(name, n) for name, n in ranked if n < 0.9 * total][:top]
+    return [(name, n / total, own.get(name, 0) / total) for name, n in ranked]
+
+
 def _spy(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes]:
     """py-spy sampling process `pid` for `seconds` into `out` (raw stacks)."""
     command = [str(Path(sys.executable).with_name("py-spy")), "record", "--pid", str(pid)]
@@ -487,6 +514,9 @@ async def profile(out: Path, seconds: float, store: str) -> int:
     print(f"server CPU per round trip {cpu_ms:.2f} ms (sampled, so above the plain run's)")
     for name, share in summarize(out):
         print(f"  {share:6.1%}  {share * cpu_ms * 1000:5.0f} µs  {name}")
+    print("functions (inclusive, self):")
+    for name, inclusive, own in by_function(out):
+        print(f"  {inclusive:6.1%}  {own:6.1%}  {name}")
     return 0
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.types import Receive, Scope, Send
 
 from midturn.errors import NotFound
 from midturn.gateway import (
@@ -26,11 +27,28 @@ from midturn.gateway._state import GatewayState, State, StreamLimits
 from midturn.runtime import Runtime
 from midturn.store import Store
 
-__all__ = ["WEB_DIR", "create_app"]
+__all__ = ["WEB_DIR", "GatewayApp", "create_app"]
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 # The inbox's web app manifest, whatever the host's MIME table says (browsers want it).
 mimetypes.add_type("application/manifest+json", ".webmanifest")
+
+
+class GatewayApp(FastAPI):
+    """The gateway's FastAPI app, with the express lane (`_express.py`) in front of its
+    middleware stack: a request the lane may take goes there first, every other one (and
+    any the lane declines) through the stack as in any FastAPI app."""
+
+    express: ExpressLane | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        lane = self.express
+        if lane is not None and scope["type"] == "http":
+            target = lane.front_target(scope)
+            if target is not None:
+                await lane.front(scope, target, receive, send, super().__call__)
+                return
+        await super().__call__(scope, receive, send)
 
 
 def create_app(
@@ -57,7 +75,7 @@ def create_app(
     `response_url` may point (Slack's own hosts by default)."""
     from midturn import __version__
 
-    app = FastAPI(
+    app = GatewayApp(
         title="midturn gateway",
         version=__version__,
         description="Park an agent's turn on bounded questions and permission requests, "
@@ -114,7 +132,8 @@ def create_app(
 
     app.mount("/static", StaticFiles(directory=web_dir, check_dir=False), name="static")
 
-    app.add_middleware(GatewayMiddleware, metrics=state.metrics, express=ExpressLane(app))
+    app.express = ExpressLane(app, state)
+    app.add_middleware(GatewayMiddleware, metrics=state.metrics, express=app.express)
     _declare_bearer_auth(app)
     return app
 

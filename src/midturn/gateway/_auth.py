@@ -24,6 +24,7 @@ __all__ = [
     "Principal",
     "Role",
     "TokenAuthority",
+    "bearer_of",
     "hash_token",
     "new_admin_token",
     "new_session_tokens",
@@ -85,6 +86,9 @@ class Principal:
             )
 
 
+_ADMIN = Principal("admin")
+
+
 class TokenAuthority:
     """Resolves bearer tokens to principals; keeps the admin token's hash and a cache of
     session records (they never change once created), the most recently used
@@ -136,14 +140,18 @@ class TokenAuthority:
             )
         digest = hash_token(token)
         if hmac.compare_digest(digest, self._admin_hash):
-            return Principal("admin")
+            return _ADMIN
         kind, _, rest = token.partition(".")
         session_id, _, secret = rest.partition(".")
         if kind in ("agent", "answer") and session_id and secret:
-            try:
-                record = await self.session(session_id)
-            except NotFound:
-                record = None
+            record = self._sessions.get(session_id)
+            if record is not None:  # what `session` does, without a call to await
+                self._sessions.move_to_end(session_id)
+            else:
+                try:
+                    record = await self.session(session_id)
+                except NotFound:
+                    record = None
             if record is not None:
                 expected = record.agent_token_hash if kind == "agent" else record.answer_token_hash
                 if hmac.compare_digest(digest, expected):
@@ -157,10 +165,15 @@ class TokenAuthority:
 def bearer_token(request: Request, *, allow_query: bool = False) -> str | None:
     header = request.headers.get("authorization")
     if header:
-        scheme, _, value = header.partition(" ")
-        if scheme.lower() == "bearer" and value.strip():
-            return value.strip()
-        return None
+        return bearer_of(header)
     if allow_query:
         return request.query_params.get("access_token") or None
+    return None
+
+
+def bearer_of(header: str) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header's value, else None."""
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
     return None

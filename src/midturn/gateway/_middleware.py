@@ -18,7 +18,7 @@ from midturn.gateway._metrics import Metrics
 if TYPE_CHECKING:
     from midturn.gateway._express import ExpressLane
 
-__all__ = ["GatewayMiddleware"]
+__all__ = ["EVERY_RESPONSE", "GatewayMiddleware", "account"]
 
 access_log = logging.getLogger("midturn.gateway.access")
 
@@ -44,8 +44,8 @@ async def _send_json(send: Send, status: int, body: dict[str, Any], *, close: bo
 
 
 _WITH_BODY = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-_EVERY_RESPONSE = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer")]
-_PAGE_RESPONSE = [*_EVERY_RESPONSE, (b"content-security-policy", CSP.encode())]
+EVERY_RESPONSE = ((b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"))
+_PAGE_RESPONSE = (*EVERY_RESPONSE, (b"content-security-policy", CSP.encode()))
 
 
 class GatewayMiddleware:
@@ -62,7 +62,10 @@ class GatewayMiddleware:
       query string, which may carry a token), route template, status, duration and the
       caller's role; never a header or a body. It also counts requests for `/metrics`;
     - the express lane (`_express.py`), when given: the round trip's plain requests are
-      served there once their body passed the checks, the rest go on to the app."""
+      served there once their body passed the checks, the rest go on to the app. (Most
+      of them never get here: the lane serves them in front of the whole stack, doing
+      this layer's work itself, `GatewayApp`; here it serves those with no declared
+      length, and all of them while FastAPI's telemetry is on.)"""
 
     def __init__(
         self,
@@ -82,7 +85,7 @@ class GatewayMiddleware:
             return
         started = time.perf_counter()
         path: str = scope.get("path", "")
-        extra = _PAGE_RESPONSE if path == "/" or path.startswith("/static/") else _EVERY_RESPONSE
+        extra = _PAGE_RESPONSE if path == "/" or path.startswith("/static/") else EVERY_RESPONSE
         status = 500
 
         async def wrapped_send(message: Message) -> None:
@@ -117,11 +120,7 @@ class GatewayMiddleware:
                     return
             await self.app(scope, receive, wrapped_send)
         finally:
-            route = scope.get("route")
-            template = getattr(route, "path", None) or "unmatched"
-            self.metrics.count_request(template, status)
-            if access_log.isEnabledFor(logging.INFO):
-                _log(scope, template, status, started)
+            account(self.metrics, scope, status, started)
 
     async def _read_body(self, receive: Receive, send: Send) -> bytes | None:
         """The whole request body (at most the cap: h11 holds a declared length to its
@@ -199,6 +198,15 @@ def _content_length(scope: Scope) -> int | None:
             except ValueError:
                 return None
     return None
+
+
+def account(metrics: Metrics, scope: Scope, status: int, started: float) -> None:
+    """A request's count for `/metrics` and its access-log line, once it is done."""
+    route = scope.get("route")
+    template = getattr(route, "path", None) or "unmatched"
+    metrics.count_request(template, status)
+    if access_log.isEnabledFor(logging.INFO):
+        _log(scope, template, status, started)
 
 
 def _log(scope: Scope, template: str, status: int, started: float) -> None:

@@ -9,6 +9,9 @@ like every other, with the status h11 suggests for the fault: 431 `headers_too_l
 for oversized headers, else 400 (or 501) `invalid_http`. The connection still closes
 after it: its byte stream is no longer trustworthy.
 
+Each request's response is written with its head and body in one write when its length
+is declared (`_protocol_writes.py`).
+
 It also hands each request a way to abort its connection (`ABORT_CONNECTION` in the
 request's `scope["state"]`): an event stream whose client has read nothing for too long
 ends that way (`_sse.py`), at once, instead of closing politely, which would wait for the
@@ -20,24 +23,39 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from midturn.errors import UsageError
 from midturn.gateway._http_refusal import ABORT_CONNECTION, PHRASES, refusal
+from midturn.gateway._protocol_writes import HeadWithBody
 
 __all__ = ["JsonErrorsH11Protocol", "http_protocol"]
 
 
+def _declares_length(cycle: Any, head: bytes) -> bool:
+    """Whether the head h11 wrote declares the body's length, so the body's first write
+    follows (not for a HEAD request, whose response has no body)."""
+    return cycle.scope["method"] != "HEAD" and b"\ncontent-length:" in head.lower()
+
+
 class JsonErrorsH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol; its refusal of an invalid request is JSON, and a request
-    can abort its connection."""
+    """uvicorn's h11 protocol; its refusal of an invalid request is JSON, a response's
+    head and body leave in one write, and a request can abort its connection."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         # each request's scope["state"] is a copy of this: one entry per connection
         self.app_state = {**self.app_state, ABORT_CONNECTION: transport.abort}
+
+    def handle_events(self) -> None:
+        cycle = self.cycle
+        super().handle_events()
+        if self.cycle is not cycle and self.cycle is not None:  # a request began: its
+            # cycle's task has not run yet, so it writes through this from the start
+            self.cycle.transport = HeadWithBody(self.transport, self.cycle, _declares_length)  # type: ignore[assignment]
 
     def send_400_response(self, msg: str) -> None:
         # called by uvicorn while it handles h11's RemoteProtocolError: that is the

@@ -1,6 +1,7 @@
 """uvicorn's httptools protocol (midturn[fast]) with the guarantees of the h11 one
 (`_protocol.py`): a request that is not valid HTTP is refused in the JSON error shape,
-and a request can abort its connection.
+a response's head and body leave in one write when its length is declared
+(`_protocol_writes.py`), and a request can abort its connection.
 
 httptools (llhttp) sets no bound on a request's head: it would buffer an endless header
 for as long as a client sends one. Here a head still incomplete past 16 KiB, h11's
@@ -15,17 +16,26 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from midturn.gateway._http_refusal import ABORT_CONNECTION, HEAD_LIMIT_BYTES, PHRASES, refusal
+from midturn.gateway._protocol_writes import HeadWithBody
 
 __all__ = ["JsonErrorsHttpToolsProtocol"]
 
 
+def _declares_length(cycle: Any, head: bytes) -> bool:
+    """Whether the head the cycle wrote declares the body's length, so the body's first
+    write follows (a HEAD request's response has no body write)."""
+    return cycle.chunked_encoding is False and cycle.scope["method"] != "HEAD"
+
+
 class JsonErrorsHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol; its refusals are JSON, a head is bounded, and a
-    request can abort its connection."""
+    """uvicorn's httptools protocol; its refusals are JSON, a head is bounded, a
+    response's head and body leave in one write, and a request can abort its
+    connection."""
 
     _head_pending = False  # a request has begun and its head has not ended yet
     _head_bytes = 0
@@ -48,7 +58,10 @@ class JsonErrorsHttpToolsProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._head_pending = False
+        cycle = self.cycle
         super().on_headers_complete()
+        if self.cycle is not cycle:  # a request began (its cycle's task has not run yet)
+            self.cycle.transport = HeadWithBody(self.transport, self.cycle, _declares_length)  # type: ignore[assignment]
 
     def on_message_complete(self) -> None:
         super().on_message_complete()

@@ -338,6 +338,9 @@ async def run_server(
             timeout_graceful_shutdown=10,
             timeout_keep_alive=75,
             http=protocol,  # invalid HTTP is refused in the JSON error shape
+            # nothing reads a request's client address or scheme (no access log of
+            # addresses, links from the public URL): X-Forwarded-* need no rewriting
+            proxy_headers=False,
         )
 
         def ready(base_url: str) -> None:

@@ -37,12 +37,22 @@ __all__ = [
 class ModelResponse(Response):
     """A model as a JSON response, serialized once by pydantic. Routes return it directly
     (their `response_model` still documents the shape), which skips FastAPI's second
-    validation of what the runtime already validated."""
+    validation of what the runtime already validated.
+
+    Its body is pydantic's JSON bytes as they come (what `model_dump_json()` decodes),
+    and its headers are the two Starlette's `Response` would build for them, in its
+    order (`tests/gateway/test_views.py`)."""
 
     media_type = "application/json"
 
     def __init__(self, model: BaseModel, status_code: int = 200) -> None:
-        super().__init__(model.model_dump_json().encode(), status_code=status_code)
+        self.status_code = status_code
+        self.background = None
+        self.body = body = model.__pydantic_serializer__.to_json(model)
+        self.raw_headers = [
+            (b"content-length", str(len(body)).encode()),
+            (b"content-type", b"application/json"),
+        ]
 
 
 class _In(BaseModel):
