@@ -23,7 +23,7 @@ from midturn.contract._interactions import (
     utcnow,
 )
 from midturn.store._base import Store
-from midturn.store._codec import new_event
+from midturn.store._codec import interaction_data, new_event
 
 __all__ = [
     "REQUESTED_EVENT_TYPES",
@@ -54,7 +54,8 @@ _event = new_event  # fields the runtime built itself: valid by construction
 
 
 def _dump(interaction: Interaction) -> dict[str, Any]:
-    return interaction.model_dump(mode="json")
+    # parsed from the JSON the store writes for the same interaction, made once
+    return interaction_data(interaction)
 
 
 def requested_data(interaction: Interaction) -> dict[str, Any]:

@@ -48,7 +48,9 @@ from midturn.store._codec import (
     check_limit,
     check_new_interaction,
     check_session,
+    data_json,
     event_from,
+    interaction_json,
     settled_copy,
     stored_event,
     unknown_cursor,
@@ -64,7 +66,6 @@ _INTERACTION = TypeAdapter(Interaction)
 _DATA: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 # their serializer and validator called directly: the adapter's wrappers cost more than
 # the work on these small values
-_dump_interaction = _INTERACTION.serializer.to_json
 _load_interaction = _INTERACTION.validator.validate_json
 _dump_data = _DATA.serializer.to_json
 _load_data = _DATA.validator.validate_json
@@ -101,7 +102,7 @@ class _Row:
         self.created_at = as_utc(interaction.created_at)
         self.settled_at = None if interaction.settled_at is None else as_utc(interaction.settled_at)
         self.seq = seq
-        self.body: bytes = _dump_interaction(interaction)
+        self.body: bytes = interaction_json(interaction)
 
 
 class _EventRow:
@@ -145,6 +146,15 @@ def _pack(data: dict[str, Any], body: bytes | None) -> tuple[bytes | None, int]:
     event's interaction) when the data is that interaction, with or without a position."""
     if not data:
         return None, _EMPTY
+    if body is not None:
+        # The runtime's events: their interaction was parsed from this very JSON.
+        source = data_json(data.get("interaction"))
+        if source is not None and (source is body or source == body):
+            if len(data) == 1:
+                return body, _WHOLE
+            position = data.get("position")
+            if len(data) == 2 and type(position) is int and position >= 0:
+                return body, position
     encoded = _dump_data(data)
     if body is not None and encoded.startswith(_OPEN_DATA):
         end = len(_OPEN_DATA) + len(body)
