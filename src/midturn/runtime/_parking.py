@@ -281,7 +281,7 @@ class Parking:
                 if announced is not None:
                     events.append(announced)
             resumed = (
-                (turn_event("turn_resumed", current.session_id, current.turn_id),)
+                (turn_event("turn_resumed", current.session_id, current.turn_id, settled_at),)
                 if resumes
                 else ()
             )
@@ -417,6 +417,8 @@ class Parking:
         return stop
 
     def _deliver(self, events: tuple[Event, ...] | list[Event]) -> None:
+        if not self._watchers:
+            return
         for event in events:
             for watcher in list(self._watchers):
                 try:
@@ -496,7 +498,9 @@ class _RequestedEvents:
         item = self.interaction
         events = [requested_event(item, position, data=self.data)]
         if not turn_waiting:
-            events.append(turn_event("turn_waiting", item.session_id, item.turn_id))
+            events.append(
+                turn_event("turn_waiting", item.session_id, item.turn_id, item.created_at)
+            )
         return events
 
 

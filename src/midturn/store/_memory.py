@@ -473,15 +473,20 @@ class MemoryStore(MemoryOutbox, Store):
         if not events:
             return ()
         appended = []
+        by_id, rows, by_session = self._by_id, self._events, self._session_events
         for new in events:
             self._last_event_id += 1
             event = event_from(new, self._last_event_id)
-            row = self._by_id.get(new.interaction_id) if new.interaction_id else None
+            row = by_id.get(new.interaction_id) if new.interaction_id else None
             kept = _EventRow(event, *_pack(new.data, None if row is None else row.body))
-            self._events.append(kept)
-            self._session_events.setdefault(event.session_id, []).append(kept)
+            rows.append(kept)
+            session_rows = by_session.get(event.session_id)
+            if session_rows is None:
+                by_session[event.session_id] = [kept]
+            else:
+                session_rows.append(kept)
             appended.append(event)
-        self.notify_listeners(appended[-1].id)
+        self.notify_listeners(self._last_event_id)
         return tuple(appended)
 
     async def append_events(self, events: Sequence[NewEvent]) -> tuple[Event, ...]:
