@@ -44,7 +44,7 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-_M = TypeVar("_M", bound=_Frozen)
+_M = TypeVar("_M", bound=BaseModel)
 _ALL_SET: dict[type[BaseModel], set[str]] = {}
 _set = object.__setattr__
 
