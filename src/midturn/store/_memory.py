@@ -189,7 +189,8 @@ class MemoryStore(MemoryOutbox, Store):
         self._by_id: dict[str, _Row] = {}
         self._models: OrderedDict[str, Interaction] = OrderedDict()  # the newest used
         self._next_seq = 0  # insertion order, the tie-break after created_at
-        self._by_tool_call: dict[tuple[str, str], str] = {}
+        # keyed by `_call_key`: a string, not a tuple, so no object is kept per key
+        self._by_tool_call: dict[str, str] = {}
         # Ordered id sets (dicts with None values keep insertion order, delete in O(1)).
         self._by_session: dict[str, dict[str, None]] = {}
         self._pending: dict[str, dict[str, None]] = {}
@@ -266,7 +267,9 @@ class MemoryStore(MemoryOutbox, Store):
         """The interaction already created for this one's `(session_id, tool_call_id)`."""
         if interaction.tool_call_id is None:
             return None
-        existing_id = self._by_tool_call.get((interaction.session_id, interaction.tool_call_id))
+        existing_id = self._by_tool_call.get(
+            _call_key(interaction.session_id, interaction.tool_call_id)
+        )
         return None if existing_id is None else self._model(self._by_id[existing_id])
 
     def _model(self, row: _Row) -> Interaction:
@@ -299,7 +302,8 @@ class MemoryStore(MemoryOutbox, Store):
         self._next_seq += 1
         self._keep(interaction)
         if interaction.tool_call_id is not None:
-            self._by_tool_call[(interaction.session_id, interaction.tool_call_id)] = interaction.id
+            key = _call_key(interaction.session_id, interaction.tool_call_id)
+            self._by_tool_call[key] = interaction.id
         self._by_session.setdefault(interaction.session_id, {})[interaction.id] = None
         self._pending.setdefault(interaction.session_id, {})[interaction.id] = None
         self._all_pending[interaction.id] = None
@@ -312,7 +316,7 @@ class MemoryStore(MemoryOutbox, Store):
 
     async def find_by_tool_call(self, session_id: str, tool_call_id: str) -> Interaction | None:
         self._check_open()
-        interaction_id = self._by_tool_call.get((session_id, tool_call_id))
+        interaction_id = self._by_tool_call.get(_call_key(session_id, tool_call_id))
         return None if interaction_id is None else self._model(self._by_id[interaction_id])
 
     async def settle(
@@ -550,7 +554,7 @@ class MemoryStore(MemoryOutbox, Store):
             del self._by_id[item.id]
             self._models.pop(item.id, None)
             if item.tool_call_id is not None:
-                self._by_tool_call.pop((item.session_id, item.tool_call_id), None)
+                self._by_tool_call.pop(_call_key(item.session_id, item.tool_call_id), None)
             ids = self._by_session.get(item.session_id, {})
             ids.pop(item.id, None)
             if not ids:
@@ -581,6 +585,12 @@ class MemoryStore(MemoryOutbox, Store):
         for event in self._events:
             self._session_events.setdefault(event.session_id, []).append(event)
         return Pruned(interactions=len(gone), events=before - len(self._events))
+
+
+def _call_key(session_id: str, tool_call_id: str) -> str:
+    """One string for a `(session_id, tool_call_id)` pair: a NUL between them, which no
+    stored identifier holds (`check_identifiers`), so no two pairs share a key."""
+    return f"{session_id}\x00{tool_call_id}"
 
 
 def _event_id(event: _EventRow) -> int:
