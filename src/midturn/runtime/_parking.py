@@ -60,9 +60,12 @@ SECRETS_KEPT = 10_000
 RECOVERY_PAGE = 500
 """Pending deadlines read per store call on start."""
 RECENT_KEPT = 256
-"""How many interactions parked or settled here are kept to skip a store read (as many
-as a store keeps made: more would keep models alive, and the garbage collector busy,
-for reads that come soon after a park or a settle)."""
+"""How many pending interactions parked here are kept to skip a store read (as many as
+a store keeps made: more would keep models alive, and the garbage collector busy)."""
+SETTLED_KEPT = 32
+"""How many interactions settled here are kept, for the `wait` or the repeated answer
+that comes right after a settle. Few: each keeps its ask and result as models, which the
+collector would otherwise walk at every young collection for 256 more cycles."""
 
 EventWatcher = Callable[[Event], None]
 
@@ -118,7 +121,8 @@ class Parking:
         self._waiters: dict[str, list[asyncio.Future[Interaction]]] = {}
         self._watchers: list[EventWatcher] = []
         self._live: OrderedDict[str, AskResult] = OrderedDict()
-        self._recent: OrderedDict[str, Interaction] = OrderedDict()
+        self._recent: OrderedDict[str, Interaction] = OrderedDict()  # pending
+        self._settled: OrderedDict[str, Interaction] = OrderedDict()
         self._cursor = 0
         self._newest = 0
         self._own: set[int] = set()  # ids of events appended here, not yet passed
@@ -327,18 +331,25 @@ class Parking:
     # -- what this process knows ----------------------------------------------------
 
     def _keep(self, interaction: Interaction) -> None:
-        recent = self._recent
-        if interaction.id in recent:
-            recent.move_to_end(interaction.id)
-        recent[interaction.id] = interaction
-        if len(recent) > RECENT_KEPT:
-            recent.popitem(last=False)
+        key = interaction.id
+        if interaction.pending:
+            kept, most = self._recent, RECENT_KEPT
+        else:
+            self._recent.pop(key, None)
+            kept, most = self._settled, SETTLED_KEPT
+        if key in kept:
+            kept.move_to_end(key)
+        kept[key] = interaction
+        if len(kept) > most:
+            kept.popitem(last=False)
 
     async def read(self, interaction_id: str) -> Interaction:
         """The interaction, from what this process parked or settled when it can be
         trusted without the store: a settled one is final; a pending copy may be stale,
         which is safe for a settle (the compare-and-set decides). Raises `NotFound`."""
-        known = self._recent.get(interaction_id)
+        known = self._settled.get(interaction_id)
+        if known is None:
+            known = self._recent.get(interaction_id)
         if known is not None:
             return known
         found = await self.store.get_interaction(interaction_id)
@@ -370,8 +381,8 @@ class Parking:
         stands after `timeout` seconds."""
         if timeout is not None and timeout < 0:
             raise UsageError(f"timeout must be 0 or more seconds (got {timeout}), or None")
-        known = self._recent.get(interaction_id)
-        if known is not None and not known.pending:  # settled is final: no store read
+        known = self._settled.get(interaction_id)
+        if known is not None:  # settled is final: no store read
             return self.with_secrets(known)
         future: asyncio.Future[Interaction] = asyncio.get_running_loop().create_future()
         futures = self._waiters.setdefault(interaction_id, [])
@@ -471,7 +482,7 @@ class Parking:
         if event.type in SETTLE_EVENT_TYPES:
             settled = interaction_from(event)
             if settled is not None:
-                if settled.id in self._recent:
+                if settled.id in self._recent or settled.id in self._settled:
                     self._keep(settled)
                 self.deadlines.drop(settled.id)
                 self._resolve(settled)

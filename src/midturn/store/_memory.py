@@ -57,10 +57,15 @@ from midturn.store._codec import (
 )
 from midturn.store._memory_outbox import MemoryOutbox
 
-__all__ = ["MODELS_KEPT", "MemoryStore"]
+__all__ = ["MODELS_KEPT", "SETTLED_MODELS_KEPT", "MemoryStore"]
 
 MODELS_KEPT = 256
-"""How many interactions the store keeps as models besides their JSON (newest used)."""
+"""How many pending interactions the store keeps as models besides their JSON (newest
+used)."""
+SETTLED_MODELS_KEPT = 32
+"""How many settled ones: a settled interaction is read again soon after its settle (a
+`wait`) or rarely, so a few suffice, and each kept keeps its ask and result as models
+for the collector to walk."""
 
 _INTERACTION = TypeAdapter(Interaction)
 _DATA: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
@@ -187,7 +192,8 @@ class MemoryStore(MemoryOutbox, Store):
         self._open = False
         self._sessions: dict[str, SessionRecord] = {}
         self._by_id: dict[str, _Row] = {}
-        self._models: OrderedDict[str, Interaction] = OrderedDict()  # the newest used
+        self._models: OrderedDict[str, Interaction] = OrderedDict()  # pending, newest used
+        self._settled_models: OrderedDict[str, Interaction] = OrderedDict()
         self._next_seq = 0  # insertion order, the tie-break after created_at
         # keyed by `_call_key`: a string, not a tuple, so no object is kept per key
         self._by_tool_call: dict[str, str] = {}
@@ -274,7 +280,7 @@ class MemoryStore(MemoryOutbox, Store):
 
     def _model(self, row: _Row) -> Interaction:
         """The interaction a row holds, made from its JSON unless made recently."""
-        models = self._models
+        models = self._models if row.status == "pending" else self._settled_models
         model = models.get(row.id)
         if model is None:
             model = _load_interaction(row.body)
@@ -284,10 +290,15 @@ class MemoryStore(MemoryOutbox, Store):
         return model
 
     def _keep(self, model: Interaction) -> None:
-        models = self._models
-        models[model.id] = model
-        models.move_to_end(model.id)
-        if len(models) > MODELS_KEPT:
+        key = model.id
+        if model.status == "pending":
+            models, most = self._models, MODELS_KEPT
+        else:
+            self._models.pop(key, None)
+            models, most = self._settled_models, SETTLED_MODELS_KEPT
+        models[key] = model
+        models.move_to_end(key)
+        if len(models) > most:
             models.popitem(last=False)
 
     def _insert(
@@ -553,6 +564,7 @@ class MemoryStore(MemoryOutbox, Store):
             turns.add((item.session_id, item.turn_id))
             del self._by_id[item.id]
             self._models.pop(item.id, None)
+            self._settled_models.pop(item.id, None)
             if item.tool_call_id is not None:
                 self._by_tool_call.pop(_call_key(item.session_id, item.tool_call_id), None)
             ids = self._by_session.get(item.session_id, {})
