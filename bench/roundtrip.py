@@ -70,9 +70,11 @@ class MidturnCycles:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.done = 0
+        self.collections = [0, 0, 0]  # garbage collections during the cycles, by generation
 
     async def run(self, count: int) -> list[float]:
         runtime, samples = self.runtime, []
+        before = [generation["collections"] for generation in gc.get_stats()]
         for _ in range(count):
             n = self.done = self.done + 1
             start = time.perf_counter()
@@ -81,6 +83,10 @@ class MidturnCycles:
             settled = await runtime.wait(interaction.id)
             assert settled.output is not None  # rendered in the ask's dialect by wait()
             samples.append(time.perf_counter() - start)
+        after = [generation["collections"] for generation in gc.get_stats()]
+        self.collections = [
+            n + b - a for n, a, b in zip(self.collections, before, after, strict=True)
+        ]
         return samples
 
 
@@ -131,6 +137,7 @@ async def interleaved(
     await ours.run(block)
     if anchor is not None:
         anchor.run(block)
+    ours.collections = [0, 0, 0]  # counted over the measured blocks only
     mine: list[float] = []
     theirs: list[float] = []
     for _ in range(rounds):
@@ -179,7 +186,13 @@ async def roundtrip(cycles: int, sqlite_cycles: int) -> None:
             from langgraph.checkpoint.memory import InMemorySaver
 
             anchor = LangGraphCycles(InMemorySaver())
-        report("memory", *await interleaved(MidturnCycles(runtime), anchor, cycles), 20)
+        ours = MidturnCycles(runtime)
+        report("memory", *await interleaved(ours, anchor, cycles), 20)
+        young, middle, old = ours.collections
+        print(
+            f"  {'':<8} garbage collections in midturn's {cycles} cycles: {young} young, "
+            f"{middle} middle, {old} full generation"
+        )
 
     with tempfile.TemporaryDirectory() as folder:
         url = f"sqlite:///{Path(folder) / 'midturn.db'}"

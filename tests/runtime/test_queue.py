@@ -78,3 +78,26 @@ async def test_replay_gives_the_same_events_every_time_and_resumes_after_an_id(
     middle = first[len(first) // 2].id
     resumed = [e async for e in runtime.events(after=middle, session_id="s1", follow=False)]
     assert resumed == [e for e in first if e.id > middle]
+
+
+async def test_asks_parked_at_once_queue_in_order_and_a_cancelled_one_frees_the_session(
+    runtime: Runtime,
+) -> None:
+    """Many asks started together in one session take its lock in turn (on SQLite each
+    waits for the one before it to be stored); one cancelled while it waits neither
+    takes a place in the queue nor keeps the session locked."""
+    tasks = [asyncio.create_task(runtime.ask("s1", ASK, tool_call_id=f"c{n}")) for n in range(12)]
+    await asyncio.sleep(0)  # every task started, most of them waiting for the lock
+    tasks[5].cancel()
+    parked = []
+    for n, task in enumerate(tasks):
+        try:
+            parked.append(await within(task))
+        except asyncio.CancelledError:
+            assert n == 5
+    later, _ = await within(runtime.ask("s1", ASK, tool_call_id="later"))
+    queue = await runtime.queue("s1")
+    assert queue[-1].id == later.id
+    requested = [e for e in await all_events(runtime, "s1") if e.type == "user_question_requested"]
+    assert [e.data["position"] for e in requested] == list(range(len(queue)))
+    assert len(queue) == len(parked) + 1

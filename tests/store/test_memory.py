@@ -176,3 +176,23 @@ async def test_what_is_kept_as_json_reads_back_as_it_was_given() -> None:
         assert [event.model_dump(mode="json") for event in read] == [
             event.model_dump(mode="json") for event in sent
         ]
+
+
+def test_an_interactions_json_is_made_once_only_for_the_very_same_values() -> None:
+    """The JSON of an interaction is reused for a copy holding the very same field
+    values (the runtime's settled copy and the store's), never for one merely equal:
+    the same moment in another time zone dumps differently."""
+    from datetime import timedelta, timezone
+
+    from midturn.store._codec import copy_interaction, interaction_data, interaction_json
+
+    item = Interaction(id="ia_once", kind="ask", session_id="s", turn_id="t", ask=ASK)
+    body = interaction_json(item)
+    assert body == item.model_dump_json().encode()
+    assert interaction_json(copy_interaction(item, {})) is body
+    elsewhere = item.created_at.astimezone(timezone(timedelta(hours=2)))
+    moved = copy_interaction(item, {"created_at": elsewhere})
+    assert moved == item.model_copy(update={"created_at": elsewhere})
+    assert interaction_json(moved) == moved.model_dump_json().encode() != body
+    assert interaction_data(item) == item.model_dump(mode="json")
+    assert interaction_data(item) is not interaction_data(item)  # each event its own dict

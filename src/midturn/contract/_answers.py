@@ -20,6 +20,7 @@ from midturn.contract._models import (
     Limits,
     Question,
     QuestionAnswer,
+    built,
 )
 from midturn.contract._normalize import split_recommended
 from midturn.errors import InvalidAnswer
@@ -401,8 +402,11 @@ class _Reader:
 
     def result(self, answers: list[QuestionAnswer]) -> AskResult:
         answered = any(answer.status == "answered" for answer in answers)
-        return AskResult(
-            outcome="answered" if answered else "skipped", answers=tuple(answers), message=None
+        return built(
+            AskResult,
+            outcome="answered" if answered else "skipped",
+            answers=tuple(answers),
+            message=None,
         )
 
 
@@ -463,7 +467,8 @@ def _typed_shape(question: Question, item: dict[str, Any]) -> Any:
 
 
 def _status(question: Question, status: AnswerStatus, **fields: Any) -> QuestionAnswer:
-    return QuestionAnswer(
+    return built(
+        QuestionAnswer,
         id=question.id,
         header=question.header,
         question=question.question,
@@ -486,14 +491,14 @@ def uniform_result(
 ) -> AskResult:
     """Every question with the status of `outcome` (e.g. the turn stopped: cancelled)."""
     answers = tuple(_status(question, outcome) for question in ask.questions)
-    return AskResult(outcome=outcome, answers=answers, message=None)
+    return built(AskResult, outcome=outcome, answers=answers, message=None)
 
 
 def redirect_result(ask: Ask, message: str) -> AskResult:
     """The user wrote a chat message instead of answering (docs/runtime.md#redirect): every
     question is skipped and the message rides on the result."""
     answers = tuple(_status(question, "skipped") for question in ask.questions)
-    return AskResult(outcome="redirected", answers=answers, message=message)
+    return built(AskResult, outcome="redirected", answers=answers, message=message)
 
 
 def timeout_result(ask: Ask) -> AskResult:
@@ -509,4 +514,4 @@ def timeout_result(ask: Ask) -> AskResult:
             continue
         label = question.options[question.recommended or 0].label
         answers.append(_answer(question, selected=(label,), answer=label, auto_selected=True))
-    return AskResult(outcome="timed_out", answers=tuple(answers), message=None)
+    return built(AskResult, outcome="timed_out", answers=tuple(answers), message=None)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pydantic_core import to_json
+
 from midturn.contract._models import Limits
 from midturn.contract._normalize import fold
 from midturn.errors import Problem
@@ -67,6 +69,14 @@ def lone_surrogate_at(value: Any) -> str | None:
     if isinstance(value, str):
         return None if _is_text(value) else ""
     if not isinstance(value, dict | list | tuple):
+        return None
+    try:
+        # Encoding to UTF-8 JSON fails on any lone surrogate in any string or key it
+        # meets (a superset of those walked below), so success means there is none.
+        to_json(value)
+    except Exception:  # a surrogate, or something JSON cannot hold: walk to find out
+        pass
+    else:
         return None
     pending: list[tuple[tuple[Any, ...], Any]] = [((), value)]
     while pending:

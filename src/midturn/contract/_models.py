@@ -9,7 +9,7 @@ store) trusts the data as it is.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
@@ -28,6 +28,7 @@ __all__ = [
     "QuestionAnswer",
     "QuestionKind",
     "ToolOutput",
+    "built",
 ]
 
 SECRET_MARK = "[secret provided]"
@@ -41,6 +42,29 @@ AnswerStatus = Literal["answered", "skipped", "timed_out", "cancelled", "unavail
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+_M = TypeVar("_M", bound=BaseModel)
+_ALL_SET: dict[type[BaseModel], set[str]] = {}
+_set = object.__setattr__
+
+
+def built(cls: type[_M], **fields: Any) -> _M:
+    """An instance of `cls` from values its maker has already checked (`parse_ask` and
+    `parse_answer` check everything they read, then build), without validating them
+    again: every field given, in declaration order, each of its declared type (a tuple
+    where the field is a tuple). All instances of a class share one fields-set, which
+    pydantic copies before it ever changes one."""
+    every = _ALL_SET.get(cls)
+    if every is None:
+        every = _ALL_SET[cls] = set(cls.model_fields)
+    assert len(fields) == len(every), f"{cls.__name__} needs every field"
+    instance = cls.__new__(cls)
+    _set(instance, "__dict__", fields)
+    _set(instance, "__pydantic_fields_set__", every)
+    _set(instance, "__pydantic_extra__", None)
+    _set(instance, "__pydantic_private__", None)
+    return instance
 
 
 MAX_TIMEOUT_S = 365 * 24 * 3600

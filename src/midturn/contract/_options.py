@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from midturn.contract._checks import Checker, checked_id, count_range, kind_of, short
-from midturn.contract._models import Option
+from midturn.contract._models import Option, built
 from midturn.contract._normalize import fold, is_escape_label, split_recommended
 
 __all__ = ["MAX_PREVIEW_CHARS", "read_choice_bounds", "read_options", "read_recommended"]
@@ -102,7 +102,9 @@ def read_options(check: Checker, value: Any, path: str) -> tuple[list[Option], l
             seen_ids[option_id] = index
         if marked:
             suggested.append(len(options))
-        options.append(Option(label=label, description=description, id=option_id, preview=preview))
+        options.append(
+            built(Option, label=label, description=description, id=option_id, preview=preview)
+        )
     _option_count(check, where, len(options), dropped, repeats)
     return options, suggested
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Any
 
 from midturn.contract._interactions import (
@@ -23,7 +24,7 @@ from midturn.contract._interactions import (
     utcnow,
 )
 from midturn.store._base import Store
-from midturn.store._codec import new_event
+from midturn.store._codec import interaction_data, new_event
 
 __all__ = [
     "REQUESTED_EVENT_TYPES",
@@ -54,7 +55,8 @@ _event = new_event  # fields the runtime built itself: valid by construction
 
 
 def _dump(interaction: Interaction) -> dict[str, Any]:
-    return interaction.model_dump(mode="json")
+    # parsed from the JSON the store writes for the same interaction, made once
+    return interaction_data(interaction)
 
 
 def requested_data(interaction: Interaction) -> dict[str, Any]:
@@ -102,9 +104,18 @@ def settled_event(interaction: Interaction) -> NewEvent | None:
     )
 
 
-def turn_event(kind: EventType, session_id: str, turn_id: str) -> NewEvent:
+def turn_event(
+    kind: EventType, session_id: str, turn_id: str, at: datetime | None = None
+) -> NewEvent:
+    """`at` defaults to now; the runtime gives the moment of the park or the settle that
+    made the turn wait or resume."""
     return _event(
-        type=kind, session_id=session_id, turn_id=turn_id, interaction_id=None, at=utcnow(), data={}
+        type=kind,
+        session_id=session_id,
+        turn_id=turn_id,
+        interaction_id=None,
+        at=utcnow() if at is None else at,
+        data={},
     )
 
 

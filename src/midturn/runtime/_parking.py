@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -49,6 +49,7 @@ from midturn.runtime._events import (
 )
 from midturn.runtime._timers import Deadlines
 from midturn.store._base import Settle, Store
+from midturn.store._codec import copy_interaction
 
 __all__ = ["SECRETS_KEPT", "EventWatcher", "Parking", "deadline_after"]
 
@@ -58,39 +59,56 @@ SECRETS_KEPT = 10_000
 """How many live results with secret values one process keeps (newest first)."""
 RECOVERY_PAGE = 500
 """Pending deadlines read per store call on start."""
-RECENT_KEPT = 4096
-"""How many interactions parked or settled here are kept to skip a store read."""
+RECENT_KEPT = 256
+"""How many pending interactions parked here are kept to skip a store read (as many as
+a store keeps made: more would keep models alive, and the garbage collector busy)."""
+SETTLED_KEPT = 32
+"""How many interactions settled here are kept, for the `wait` or the repeated answer
+that comes right after a settle. Few: each keeps its ask and result as models, which the
+collector would otherwise walk at every young collection for 256 more cycles."""
 
 EventWatcher = Callable[[Event], None]
 
 
-class _SessionLock:
-    """A lock for one session, dropped from `registry` when nobody holds or awaits it."""
+class _SessionLocks:
+    """One lock per session for this process's changes to its queue. A session is in
+    `held` only while its lock is held (with its waiters, first come first served), so
+    an idle session costs nothing, and taking a free lock allocates no lock object."""
 
-    __slots__ = ("lock", "registry", "session_id", "users")
+    __slots__ = ("held",)
 
-    def __init__(self, registry: dict[str, _SessionLock], session_id: str) -> None:
-        self.lock = asyncio.Lock()
-        self.registry = registry
-        self.session_id = session_id
-        self.users = 0
+    def __init__(self) -> None:
+        self.held: dict[str, deque[asyncio.Future[None]]] = {}
 
-    async def __aenter__(self) -> None:
-        self.users += 1
+    def take(self, session_id: str) -> bool:
+        """Take the lock if it is free; False when someone holds it (then `wait`)."""
+        if session_id in self.held:
+            return False
+        self.held[session_id] = deque()
+        return True
+
+    async def wait(self, session_id: str) -> None:
+        """Take the lock once whoever holds it (and those before us) releases it."""
+        if self.take(session_id):
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.held[session_id].append(future)
         try:
-            await self.lock.acquire()
+            await future
         except BaseException:
-            self._leave()
+            if future.done() and not future.cancelled():
+                self.release(session_id)  # handed to us as we were cancelled: pass it on
             raise
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        self.lock.release()
-        self._leave()
-
-    def _leave(self) -> None:
-        self.users -= 1
-        if self.users == 0 and self.registry.get(self.session_id) is self:
-            del self.registry[self.session_id]
+    def release(self, session_id: str) -> None:
+        """Hand the lock to the first waiter still waiting, else free it."""
+        waiters = self.held[session_id]
+        while waiters:
+            future = waiters.popleft()
+            if not future.done():
+                future.set_result(None)
+                return
+        del self.held[session_id]
 
 
 class Parking:
@@ -99,11 +117,12 @@ class Parking:
     def __init__(self, store: Store, *, clock: Callable[[], float]) -> None:
         self.store = store
         self.deadlines = Deadlines(self._expire, clock=clock)
-        self._locks: dict[str, _SessionLock] = {}
+        self._locks = _SessionLocks()
         self._waiters: dict[str, list[asyncio.Future[Interaction]]] = {}
         self._watchers: list[EventWatcher] = []
         self._live: OrderedDict[str, AskResult] = OrderedDict()
-        self._recent: OrderedDict[str, Interaction] = OrderedDict()
+        self._recent: OrderedDict[str, Interaction] = OrderedDict()  # pending
+        self._settled: OrderedDict[str, Interaction] = OrderedDict()
         self._cursor = 0
         self._newest = 0
         self._own: set[int] = set()  # ids of events appended here, not yet passed
@@ -182,13 +201,6 @@ class Parking:
 
     # -- parking ---------------------------------------------------------------------
 
-    def session_lock(self, session_id: str) -> _SessionLock:
-        """Serialize this process's changes to one session's queue: `async with`."""
-        entry = self._locks.get(session_id)
-        if entry is None:
-            entry = self._locks[session_id] = _SessionLock(self._locks, session_id)
-        return entry
-
     async def park(
         self, interaction: Interaction, *, announce: bool = True
     ) -> tuple[Interaction, bool]:
@@ -196,7 +208,10 @@ class Parking:
         the turn's first pending one). A repeated `(session_id, tool_call_id)` returns the
         existing interaction and writes nothing. `announce=False` parks silently (for an
         interaction settled at once, which nobody needs to see)."""
-        async with self.session_lock(interaction.session_id):
+        session_id = interaction.session_id
+        if not self._locks.take(session_id):  # this process's changes to a session queue up
+            await self._locks.wait(session_id)
+        try:
             # The store is idempotent by (session_id, tool_call_id): a repeat writes nothing.
             # Stamped under the lock, so creation order is queue order
             # (docs/runtime.md#one-queue-per-session).
@@ -204,7 +219,7 @@ class Parking:
             stamp: dict[str, datetime] = {"created_at": now}
             if interaction.deadline is not None:
                 stamp["deadline"] = now + (interaction.deadline - interaction.created_at)
-            interaction = interaction.model_copy(update=stamp)
+            interaction = copy_interaction(interaction, stamp)
             if announce:
                 # The queue position and the turn's state are read in the store's own
                 # write transaction (one trip on SQLite), not before it.
@@ -213,6 +228,8 @@ class Parking:
                 )
             else:
                 stored, created, appended = await self.store.create_interaction(interaction)
+        finally:
+            self._locks.release(session_id)
         self._keep(stored)
         self._own.update(event.id for event in appended)
         if created:
@@ -247,24 +264,28 @@ class Parking:
         `announce=False` appends no settle event; `resumes=False` never appends
         `turn_resumed` (for an interaction that never made the turn wait)."""
         stored_result = result.without_secrets() if result is not None else None
-        async with self.session_lock(current.session_id):
+        session_id = current.session_id
+        if not self._locks.take(session_id):
+            await self._locks.wait(session_id)
+        try:
             settled_at = utcnow()
-            preview = current.model_copy(
-                update={
-                    "status": status,
-                    "settled_at": settled_at,
-                    "settled_by": by,
-                    **({"result": stored_result} if stored_result is not None else {}),
-                    **({"decision": decision} if decision is not None else {}),
-                }
-            )
+            update: dict[str, object] = {
+                "status": status,
+                "settled_at": settled_at,
+                "settled_by": by,
+            }
+            if stored_result is not None:
+                update["result"] = stored_result
+            if decision is not None:
+                update["decision"] = decision
+            preview = copy_interaction(current, update)
             events: list[NewEvent] = []
             if announce:
                 announced = settled_event(preview)
                 if announced is not None:
                     events.append(announced)
             resumed = (
-                (turn_event("turn_resumed", current.session_id, current.turn_id),)
+                (turn_event("turn_resumed", current.session_id, current.turn_id, settled_at),)
                 if resumes
                 else ()
             )
@@ -282,6 +303,8 @@ class Parking:
                 events=events,
                 turn_done=resumed,
             )
+        finally:
+            self._locks.release(session_id)
         self._keep(outcome.interaction)
         self._own.update(event.id for event in outcome.events)
         if outcome.won:
@@ -308,16 +331,25 @@ class Parking:
     # -- what this process knows ----------------------------------------------------
 
     def _keep(self, interaction: Interaction) -> None:
-        self._recent[interaction.id] = interaction
-        self._recent.move_to_end(interaction.id)
-        while len(self._recent) > RECENT_KEPT:
-            self._recent.popitem(last=False)
+        key = interaction.id
+        if interaction.pending:
+            kept, most = self._recent, RECENT_KEPT
+        else:
+            self._recent.pop(key, None)
+            kept, most = self._settled, SETTLED_KEPT
+        if key in kept:
+            kept.move_to_end(key)
+        kept[key] = interaction
+        if len(kept) > most:
+            kept.popitem(last=False)
 
     async def read(self, interaction_id: str) -> Interaction:
         """The interaction, from what this process parked or settled when it can be
         trusted without the store: a settled one is final; a pending copy may be stale,
         which is safe for a settle (the compare-and-set decides). Raises `NotFound`."""
-        known = self._recent.get(interaction_id)
+        known = self._settled.get(interaction_id)
+        if known is None:
+            known = self._recent.get(interaction_id)
         if known is not None:
             return known
         found = await self.store.get_interaction(interaction_id)
@@ -337,7 +369,7 @@ class Parking:
         live = self._live.get(interaction.id)
         if live is None or interaction.result is None:
             return interaction
-        return interaction.model_copy(update={"result": live})
+        return copy_interaction(interaction, {"result": live})
 
     def live_result(self, interaction_id: str) -> AskResult | None:
         return self._live.get(interaction_id)
@@ -349,8 +381,8 @@ class Parking:
         stands after `timeout` seconds."""
         if timeout is not None and timeout < 0:
             raise UsageError(f"timeout must be 0 or more seconds (got {timeout}), or None")
-        known = self._recent.get(interaction_id)
-        if known is not None and not known.pending:  # settled is final: no store read
+        known = self._settled.get(interaction_id)
+        if known is not None:  # settled is final: no store read
             return self.with_secrets(known)
         future: asyncio.Future[Interaction] = asyncio.get_running_loop().create_future()
         futures = self._waiters.setdefault(interaction_id, [])
@@ -396,6 +428,8 @@ class Parking:
         return stop
 
     def _deliver(self, events: tuple[Event, ...] | list[Event]) -> None:
+        if not self._watchers:
+            return
         for event in events:
             for watcher in list(self._watchers):
                 try:
@@ -448,7 +482,7 @@ class Parking:
         if event.type in SETTLE_EVENT_TYPES:
             settled = interaction_from(event)
             if settled is not None:
-                if settled.id in self._recent:
+                if settled.id in self._recent or settled.id in self._settled:
                     self._keep(settled)
                 self.deadlines.drop(settled.id)
                 self._resolve(settled)
@@ -475,7 +509,9 @@ class _RequestedEvents:
         item = self.interaction
         events = [requested_event(item, position, data=self.data)]
         if not turn_waiting:
-            events.append(turn_event("turn_waiting", item.session_id, item.turn_id))
+            events.append(
+                turn_event("turn_waiting", item.session_id, item.turn_id, item.created_at)
+            )
         return events
 
 

@@ -33,7 +33,7 @@ from midturn.contract._interactions import (
     Risk,
     utcnow,
 )
-from midturn.contract._models import MAX_TIMEOUT_S, AskResult, Limits, ToolOutput
+from midturn.contract._models import MAX_TIMEOUT_S, AskResult, Limits, ToolOutput, built
 from midturn.contract._ports import Parked, Settled
 from midturn.contract._tool_spec import tool_spec
 from midturn.contract.dialects import get_dialect
@@ -249,18 +249,45 @@ class Runtime:
                 return Parked(existing, False)
             raise
         now = utcnow()
-        interaction = Interaction(
-            id=interaction_id,
-            kind="ask",
-            session_id=session_id,
-            turn_id=turn_id,
-            tool_call_id=tool_call_id,
-            created_at=now,
-            deadline=deadline_after(ask.timeout_s, now) if self.interactive else None,
-            dialect=ask.dialect,
-            ask=ask,
-            context=asker,
-        )
+        deadline = deadline_after(ask.timeout_s, now) if self.interactive else None
+        if (
+            type(session_id) is str
+            and type(turn_id) is str
+            and (tool_call_id is None or type(tool_call_id) is str)
+        ):
+            # every value checked or made here: built as it is
+            interaction = built(
+                Interaction,
+                id=interaction_id,
+                kind="ask",
+                session_id=session_id,
+                turn_id=turn_id,
+                tool_call_id=tool_call_id,
+                status="pending",
+                created_at=now,
+                settled_at=None,
+                deadline=deadline,
+                settled_by=None,
+                context=asker,
+                dialect=ask.dialect,
+                ask=ask,
+                result=None,
+                permission=None,
+                decision=None,
+            )
+        else:  # pydantic's own error for what is not a string
+            interaction = Interaction(
+                id=interaction_id,
+                kind="ask",
+                session_id=session_id,
+                turn_id=turn_id,
+                tool_call_id=tool_call_id,
+                created_at=now,
+                deadline=deadline,
+                dialect=ask.dialect,
+                ask=ask,
+                context=asker,
+            )
         if await self._ended(session_id, turn_id):
             result = uniform_result(ask, "cancelled")
             return await self._settle_at_once(

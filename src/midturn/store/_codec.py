@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from operator import is_
 from typing import Any
+
+from pydantic import TypeAdapter
+from pydantic_core import from_json
 
 from midturn.contract._interactions import (
     PERMISSION_STATUSES,
@@ -34,11 +38,15 @@ __all__ = [
     "check_limit",
     "check_new_interaction",
     "check_session",
+    "copy_interaction",
+    "data_json",
     "dump_event",
     "dump_interaction",
     "dump_session",
     "event_from",
     "interaction_columns",
+    "interaction_data",
+    "interaction_json",
     "load_event",
     "load_interaction",
     "load_session",
@@ -71,12 +79,14 @@ def check_identifiers(what: str, **fields: str | None) -> None:
 
 def check_events(events: Sequence[NewEvent]) -> None:
     for new in events:
-        check_identifiers(
-            "event",
-            session_id=new.session_id,
-            turn_id=new.turn_id,
-            interaction_id=new.interaction_id,
-        )
+        # the common case in one test; the message is built only for a NUL found
+        if "\x00" in f"{new.session_id}{new.turn_id}{new.interaction_id or ''}":
+            check_identifiers(
+                "event",
+                session_id=new.session_id,
+                turn_id=new.turn_id,
+                interaction_id=new.interaction_id,
+            )
 
 
 def check_session(session: SessionRecord) -> None:
@@ -91,13 +101,19 @@ def check_session(session: SessionRecord) -> None:
 def check_new_interaction(interaction: Interaction) -> None:
     """Refuse an interaction a store must not create: anything but a pending one, or one
     whose identifiers hold a NUL character."""
-    check_identifiers(
-        "interaction",
-        id=interaction.id,
-        session_id=interaction.session_id,
-        turn_id=interaction.turn_id,
-        tool_call_id=interaction.tool_call_id,
-    )
+    if (
+        "\x00" in interaction.id
+        or "\x00" in interaction.session_id
+        or "\x00" in interaction.turn_id
+        or "\x00" in (interaction.tool_call_id or "")
+    ):
+        check_identifiers(
+            "interaction",
+            id=interaction.id,
+            session_id=interaction.session_id,
+            turn_id=interaction.turn_id,
+            tool_call_id=interaction.tool_call_id,
+        )
     if interaction.status != "pending":
         raise UsageError(
             f"interaction {interaction.id!r} has status {interaction.status!r}; a store "
@@ -155,7 +171,89 @@ def settled_copy(
         update["result"] = result.without_secrets()
     if decision is not None:
         update["decision"] = decision
-    return current.model_copy(update=update)
+    return copy_interaction(current, update)
+
+
+_set = object.__setattr__
+
+
+def copy_interaction(interaction: Interaction, update: dict[str, Any]) -> Interaction:
+    """`interaction.model_copy(update=update)` for values the caller made valid: the same
+    model, fields in the same order, without pydantic's generic copy (an `Interaction`
+    has no extra fields and no private attributes to copy)."""
+    cls = type(interaction)
+    copied = cls.__new__(cls)
+    _set(copied, "__dict__", {**interaction.__dict__, **update})
+    _set(copied, "__pydantic_fields_set__", interaction.__pydantic_fields_set__ | update.keys())
+    _set(copied, "__pydantic_extra__", None)
+    _set(copied, "__pydantic_private__", None)
+    return copied
+
+
+# -- the JSON of an interaction, made once ------------------------------------------------
+#
+# A park writes an interaction's JSON (its store row) and its JSON form as Python objects
+# (its requested event's data, for the log and every subscriber); a settle does the same
+# for the settled interaction, which the runtime and the store each make as a copy of the
+# same fields. `interaction_json` keeps the JSON of the last few interactions dumped, so
+# the same interaction (the same object, or a copy holding the very same field values) is
+# serialized once; `interaction_data` parses its dict from that JSON, so a store can keep
+# the event's data as a reference to the row's JSON (`data_json`) without encoding it
+# again to compare.
+
+_INTERACTION_JSON = TypeAdapter(Interaction).serializer.to_json
+_KEPT_DUMPS = 8
+# Plain dicts, emptied when full: a get, a set and a clear are each atomic, so a store's
+# worker thread may dump while the event loop does.
+_dumps: dict[str, tuple[Interaction, bytes]] = {}  # by interaction id
+_datas: dict[int, tuple[dict[str, Any], bytes]] = {}  # by id() of the dict, which it holds
+
+
+def _same_values(one: Interaction, other: Interaction) -> bool:
+    """Whether two interactions hold the very same objects in the same fields (so their
+    JSON is the same bytes); equal values that are other objects do not count (an equal
+    datetime in another time zone dumps differently)."""
+    if one is other:
+        return True
+    mine, theirs = one.__dict__, other.__dict__
+    return (
+        type(one) is type(other)
+        and len(mine) == len(theirs)
+        and all(map(is_, mine.values(), theirs.values()))
+        and all(map(is_, mine, theirs))
+    )
+
+
+def interaction_json(interaction: Interaction) -> bytes:
+    """Compact JSON of the whole interaction (`QuestionAnswer.secret_value` is excluded
+    from every dump), made once for the same values."""
+    kept = _dumps.get(interaction.id)
+    if kept is not None and _same_values(kept[0], interaction):
+        return kept[1]
+    body: bytes = _INTERACTION_JSON(interaction)
+    if len(_dumps) >= _KEPT_DUMPS:
+        _dumps.clear()
+    _dumps[interaction.id] = (interaction, body)
+    return body
+
+
+def interaction_data(interaction: Interaction) -> dict[str, Any]:
+    """The JSON form of `interaction` as Python objects (what `model_dump(mode="json")`
+    gives), parsed from `interaction_json`: a new dict each call, whose JSON `data_json`
+    returns while it is one of the last few made."""
+    body = interaction_json(interaction)
+    data: dict[str, Any] = from_json(body)
+    if len(_datas) >= _KEPT_DUMPS:
+        _datas.clear()
+    _datas[id(data)] = (data, body)
+    return data
+
+
+def data_json(data: Any) -> bytes | None:
+    """The JSON `data` was parsed from by `interaction_data`, if it was one of the last
+    few it made; None otherwise. (The caller must not have changed the dict since.)"""
+    kept = _datas.get(id(data))
+    return kept[1] if kept is not None and kept[0] is data else None
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -180,12 +278,8 @@ def sort_key_time(moment: datetime) -> str:
 
 def dump_interaction(interaction: Interaction) -> str:
     """Compact JSON of the whole interaction. `QuestionAnswer.secret_value` is excluded
-    from every dump, and `result` has been through `without_secrets()` besides."""
-    if interaction.result is not None:
-        interaction = interaction.model_copy(
-            update={"result": interaction.result.without_secrets()}
-        )
-    return interaction.model_dump_json()
+    from every dump (so a result with secret values dumps as its `without_secrets()`)."""
+    return interaction_json(interaction).decode()
 
 
 def load_interaction(body: str | bytes) -> Interaction:
@@ -197,7 +291,6 @@ def load_interaction(body: str | bytes) -> Interaction:
 # saved per event kept in memory.
 _NEW_EVENT_FIELDS = set(NewEvent.model_fields)
 _EVENT_FIELDS = set(Event.model_fields)
-_set = object.__setattr__
 
 
 def _construct(cls: type[NewEvent], fields: dict[str, Any], fields_set: set[str]) -> Any:

@@ -48,23 +48,29 @@ from midturn.store._codec import (
     check_limit,
     check_new_interaction,
     check_session,
+    data_json,
     event_from,
+    interaction_json,
     settled_copy,
     stored_event,
     unknown_cursor,
 )
 from midturn.store._memory_outbox import MemoryOutbox
 
-__all__ = ["MODELS_KEPT", "MemoryStore"]
+__all__ = ["MODELS_KEPT", "SETTLED_MODELS_KEPT", "MemoryStore"]
 
 MODELS_KEPT = 256
-"""How many interactions the store keeps as models besides their JSON (newest used)."""
+"""How many pending interactions the store keeps as models besides their JSON (newest
+used)."""
+SETTLED_MODELS_KEPT = 32
+"""How many settled ones: a settled interaction is read again soon after its settle (a
+`wait`) or rarely, so a few suffice, and each kept keeps its ask and result as models
+for the collector to walk."""
 
 _INTERACTION = TypeAdapter(Interaction)
 _DATA: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 # their serializer and validator called directly: the adapter's wrappers cost more than
 # the work on these small values
-_dump_interaction = _INTERACTION.serializer.to_json
 _load_interaction = _INTERACTION.validator.validate_json
 _dump_data = _DATA.serializer.to_json
 _load_data = _DATA.validator.validate_json
@@ -101,7 +107,7 @@ class _Row:
         self.created_at = as_utc(interaction.created_at)
         self.settled_at = None if interaction.settled_at is None else as_utc(interaction.settled_at)
         self.seq = seq
-        self.body: bytes = _dump_interaction(interaction)
+        self.body: bytes = interaction_json(interaction)
 
 
 class _EventRow:
@@ -145,6 +151,15 @@ def _pack(data: dict[str, Any], body: bytes | None) -> tuple[bytes | None, int]:
     event's interaction) when the data is that interaction, with or without a position."""
     if not data:
         return None, _EMPTY
+    if body is not None:
+        # The runtime's events: their interaction was parsed from this very JSON.
+        source = data_json(data.get("interaction"))
+        if source is not None and (source is body or source == body):
+            if len(data) == 1:
+                return body, _WHOLE
+            position = data.get("position")
+            if len(data) == 2 and type(position) is int and position >= 0:
+                return body, position
     encoded = _dump_data(data)
     if body is not None and encoded.startswith(_OPEN_DATA):
         end = len(_OPEN_DATA) + len(body)
@@ -177,9 +192,11 @@ class MemoryStore(MemoryOutbox, Store):
         self._open = False
         self._sessions: dict[str, SessionRecord] = {}
         self._by_id: dict[str, _Row] = {}
-        self._models: OrderedDict[str, Interaction] = OrderedDict()  # the newest used
+        self._models: OrderedDict[str, Interaction] = OrderedDict()  # pending, newest used
+        self._settled_models: OrderedDict[str, Interaction] = OrderedDict()
         self._next_seq = 0  # insertion order, the tie-break after created_at
-        self._by_tool_call: dict[tuple[str, str], str] = {}
+        # keyed by `_call_key`: a string, not a tuple, so no object is kept per key
+        self._by_tool_call: dict[str, str] = {}
         # Ordered id sets (dicts with None values keep insertion order, delete in O(1)).
         self._by_session: dict[str, dict[str, None]] = {}
         self._pending: dict[str, dict[str, None]] = {}
@@ -256,12 +273,14 @@ class MemoryStore(MemoryOutbox, Store):
         """The interaction already created for this one's `(session_id, tool_call_id)`."""
         if interaction.tool_call_id is None:
             return None
-        existing_id = self._by_tool_call.get((interaction.session_id, interaction.tool_call_id))
+        existing_id = self._by_tool_call.get(
+            _call_key(interaction.session_id, interaction.tool_call_id)
+        )
         return None if existing_id is None else self._model(self._by_id[existing_id])
 
     def _model(self, row: _Row) -> Interaction:
         """The interaction a row holds, made from its JSON unless made recently."""
-        models = self._models
+        models = self._models if row.status == "pending" else self._settled_models
         model = models.get(row.id)
         if model is None:
             model = _load_interaction(row.body)
@@ -271,10 +290,15 @@ class MemoryStore(MemoryOutbox, Store):
         return model
 
     def _keep(self, model: Interaction) -> None:
-        models = self._models
-        models[model.id] = model
-        models.move_to_end(model.id)
-        if len(models) > MODELS_KEPT:
+        key = model.id
+        if model.status == "pending":
+            models, most = self._models, MODELS_KEPT
+        else:
+            self._models.pop(key, None)
+            models, most = self._settled_models, SETTLED_MODELS_KEPT
+        models[key] = model
+        models.move_to_end(key)
+        if len(models) > most:
             models.popitem(last=False)
 
     def _insert(
@@ -289,7 +313,8 @@ class MemoryStore(MemoryOutbox, Store):
         self._next_seq += 1
         self._keep(interaction)
         if interaction.tool_call_id is not None:
-            self._by_tool_call[(interaction.session_id, interaction.tool_call_id)] = interaction.id
+            key = _call_key(interaction.session_id, interaction.tool_call_id)
+            self._by_tool_call[key] = interaction.id
         self._by_session.setdefault(interaction.session_id, {})[interaction.id] = None
         self._pending.setdefault(interaction.session_id, {})[interaction.id] = None
         self._all_pending[interaction.id] = None
@@ -302,7 +327,7 @@ class MemoryStore(MemoryOutbox, Store):
 
     async def find_by_tool_call(self, session_id: str, tool_call_id: str) -> Interaction | None:
         self._check_open()
-        interaction_id = self._by_tool_call.get((session_id, tool_call_id))
+        interaction_id = self._by_tool_call.get(_call_key(session_id, tool_call_id))
         return None if interaction_id is None else self._model(self._by_id[interaction_id])
 
     async def settle(
@@ -463,15 +488,20 @@ class MemoryStore(MemoryOutbox, Store):
         if not events:
             return ()
         appended = []
+        by_id, rows, by_session = self._by_id, self._events, self._session_events
         for new in events:
             self._last_event_id += 1
             event = event_from(new, self._last_event_id)
-            row = self._by_id.get(new.interaction_id) if new.interaction_id else None
+            row = by_id.get(new.interaction_id) if new.interaction_id else None
             kept = _EventRow(event, *_pack(new.data, None if row is None else row.body))
-            self._events.append(kept)
-            self._session_events.setdefault(event.session_id, []).append(kept)
+            rows.append(kept)
+            session_rows = by_session.get(event.session_id)
+            if session_rows is None:
+                by_session[event.session_id] = [kept]
+            else:
+                session_rows.append(kept)
             appended.append(event)
-        self.notify_listeners(appended[-1].id)
+        self.notify_listeners(self._last_event_id)
         return tuple(appended)
 
     async def append_events(self, events: Sequence[NewEvent]) -> tuple[Event, ...]:
@@ -534,8 +564,9 @@ class MemoryStore(MemoryOutbox, Store):
             turns.add((item.session_id, item.turn_id))
             del self._by_id[item.id]
             self._models.pop(item.id, None)
+            self._settled_models.pop(item.id, None)
             if item.tool_call_id is not None:
-                self._by_tool_call.pop((item.session_id, item.tool_call_id), None)
+                self._by_tool_call.pop(_call_key(item.session_id, item.tool_call_id), None)
             ids = self._by_session.get(item.session_id, {})
             ids.pop(item.id, None)
             if not ids:
@@ -566,6 +597,12 @@ class MemoryStore(MemoryOutbox, Store):
         for event in self._events:
             self._session_events.setdefault(event.session_id, []).append(event)
         return Pruned(interactions=len(gone), events=before - len(self._events))
+
+
+def _call_key(session_id: str, tool_call_id: str) -> str:
+    """One string for a `(session_id, tool_call_id)` pair: a NUL between them, which no
+    stored identifier holds (`check_identifiers`), so no two pairs share a key."""
+    return f"{session_id}\x00{tool_call_id}"
 
 
 def _event_id(event: _EventRow) -> int:

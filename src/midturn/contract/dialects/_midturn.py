@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from midturn.contract._models import AskResult, Limits, ToolOutput
+from midturn.contract._models import AskResult, Limits, ToolOutput, built
 from midturn.contract._render import canonical_text
 from midturn.contract.dialects._base import Dialect
 from midturn.contract.dialects._schema import (
@@ -72,8 +72,11 @@ class MidturnDialect(Dialect):
         return tool_input
 
     def render(self, result: AskResult) -> ToolOutput:
-        return ToolOutput(
-            text=canonical_text(result), data=result.model_dump(mode="json"), is_error=False
+        return built(
+            ToolOutput,
+            text=canonical_text(result),
+            data=result.model_dump(mode="json"),
+            is_error=False,
         )
 
     def description(self, limits: Limits) -> str:
