@@ -42,10 +42,10 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from midturn.gateway import _routes_asks
+from midturn.gateway._accounting import EVERY_RESPONSE, account
 from midturn.gateway._auth import Principal, bearer_of
 from midturn.gateway._body_check import body_problem
 from midturn.gateway._errors import MAX_BODY_BYTES
-from midturn.gateway._middleware import EVERY_RESPONSE, account
 from midturn.gateway._state import MAX_WAIT_S, GatewayState
 from midturn.gateway._views import AskIn
 

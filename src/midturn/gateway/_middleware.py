@@ -5,12 +5,12 @@ request and each streamed chunk passes through one wrapper, not three."""
 from __future__ import annotations
 
 import json
-import logging
 import time
 from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from midturn.gateway._accounting import CSP, EVERY_RESPONSE, account
 from midturn.gateway._body_check import body_problem
 from midturn.gateway._errors import MAX_BODY_BYTES, PayloadTooLarge
 from midturn.gateway._metrics import Metrics
@@ -18,15 +18,7 @@ from midturn.gateway._metrics import Metrics
 if TYPE_CHECKING:
     from midturn.gateway._express import ExpressLane
 
-__all__ = ["EVERY_RESPONSE", "GatewayMiddleware", "account"]
-
-access_log = logging.getLogger("midturn.gateway.access")
-
-CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
-    "frame-ancestors 'none'; form-action 'self'"
-)
+__all__ = ["GatewayMiddleware"]
 
 
 async def _send_json(send: Send, status: int, body: dict[str, Any], *, close: bool = True) -> None:
@@ -44,7 +36,6 @@ async def _send_json(send: Send, status: int, body: dict[str, Any], *, close: bo
 
 
 _WITH_BODY = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-EVERY_RESPONSE = ((b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"))
 _PAGE_RESPONSE = (*EVERY_RESPONSE, (b"content-security-policy", CSP.encode()))
 
 
@@ -198,33 +189,3 @@ def _content_length(scope: Scope) -> int | None:
             except ValueError:
                 return None
     return None
-
-
-def account(metrics: Metrics, scope: Scope, status: int, started: float) -> None:
-    """A request's count for `/metrics` and its access-log line, once it is done."""
-    route = scope.get("route")
-    template = getattr(route, "path", None) or "unmatched"
-    metrics.count_request(template, status)
-    if access_log.isEnabledFor(logging.INFO):
-        _log(scope, template, status, started)
-
-
-def _log(scope: Scope, template: str, status: int, started: float) -> None:
-    state = scope.get("state") or {}
-    method, path = scope.get("method"), scope.get("path")
-    access_log.info(
-        "%s %s %s",
-        method,
-        path,
-        status,
-        extra={
-            "midturn": {
-                "method": method,
-                "path": path,
-                "route": template,
-                "status": status,
-                "duration_ms": round((time.perf_counter() - started) * 1000, 2),
-                "role": state.get("role"),
-            }
-        },
-    )
