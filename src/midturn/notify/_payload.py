@@ -14,12 +14,17 @@ answers at all: a settled event says only how the interaction settled.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Literal, get_args
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict
 
-from midturn.contract._interactions import Interaction, InteractionKind, InteractionStatus
+from midturn.contract._interactions import (
+    EventType,
+    Interaction,
+    InteractionKind,
+    InteractionStatus,
+)
 
 __all__ = [
     "NOTIFY_EVENT_TYPES",
@@ -37,16 +42,7 @@ __all__ = [
 ]
 
 NOTIFY_EVENT_TYPES: tuple[str, ...] = (
-    "user_question_requested",
-    "user_question_answered",
-    "user_question_skipped",
-    "user_question_timeout",
-    "user_question_cancelled",
-    "user_question_redirected",
-    "permission_requested",
-    "permission_decided",
-    "turn_waiting",
-    "turn_resumed",
+    *get_args(EventType),
     "interaction.reminder",
     "interaction.escalation",
 )
