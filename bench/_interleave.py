@@ -8,6 +8,8 @@ block after block, so that whatever load the machine carries weighs on every sid
   own cycles and returns them (seconds); after a warm-up block each, the sides alternate
   for `rounds` blocks, garbage collected before each; all of a side's samples come back.
 - `p50_p99(samples)`: the median and the 99th percentile (nearest rank), in ms.
+- `AnsweredAtOnce(runtime, answer)`: the runtime as the asker, with a person who answers
+  each ask with `answer` as it parks.
 
 Run as scripts, the benches find this module beside them (the script's folder is first on
 `sys.path`); the ones that drop that folder (its `mcp.py` would shadow the `mcp` package)
@@ -22,6 +24,8 @@ import statistics
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
+
+from midturn import Parked, Runtime
 
 __all__ = ["cycle_samples", "medians_per_cycle", "p50_p99"]
 
@@ -68,3 +72,20 @@ def p50_p99(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
     rank = max(1, math.ceil(0.99 * len(ordered)))
     return statistics.median(ordered) * 1e3, ordered[rank - 1] * 1e3
+
+
+class AnsweredAtOnce:
+    """The runtime as the asker, with a person who answers each ask as it parks."""
+
+    def __init__(self, runtime: Runtime, answer: str) -> None:
+        self.runtime = runtime
+        self.answer = answer
+
+    async def ask(self, *args: Any, **kwargs: Any) -> Parked:
+        parked = await self.runtime.ask(*args, **kwargs)
+        if parked.created:
+            await self.runtime.answer(parked.interaction.id, self.answer)
+        return parked
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.runtime, name)

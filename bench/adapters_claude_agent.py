@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from _interleave import medians_per_cycle  # before the folder leaves sys.path
+from _interleave import AnsweredAtOnce, medians_per_cycle  # before the folder leaves sys.path
 
 # Run as a script, this folder comes first on sys.path, and its `mcp.py` would shadow the
 # `mcp` package the SDK imports: drop the folder before importing the SDK.
@@ -41,7 +41,7 @@ from claude_agent_sdk import (  # noqa: E402
     query,
 )
 
-from midturn import Parked, Runtime, open_store  # noqa: E402
+from midturn import Runtime, open_store  # noqa: E402
 from midturn.adapters.claude_agent import MidturnPermissions  # noqa: E402
 
 QUESTION = "Which database should the service use?"
@@ -147,22 +147,6 @@ async def cycle(callback: Any, index: int) -> str:
     return final
 
 
-class AnsweredAtOnce:
-    """The runtime as the asker, with a person who answers each ask as it parks."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
-
-    async def ask(self, *args: Any, **kwargs: Any) -> Parked:
-        parked = await self.runtime.ask(*args, **kwargs)
-        if parked.created:
-            await self.runtime.answer(parked.interaction.id, "SQLite")
-        return parked
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.runtime, name)
-
-
 async def adapter_cycle(permissions: MidturnPermissions, index: int) -> str:
     async with permissions.turn(f"turn-{index}"):
         return await cycle(permissions, index)
@@ -182,7 +166,7 @@ async def runtime_cycle(asker: AnsweredAtOnce, index: int) -> str:
 
 async def main(rounds: int, repeats: int) -> None:
     async with open_store("memory://") as store, Runtime(store) as runtime:
-        asker = AnsweredAtOnce(runtime)
+        asker = AnsweredAtOnce(runtime, "SQLite")
         permissions = MidturnPermissions(asker, "bench")  # type: ignore[arg-type]
         print(await cycle(bare_callback, 0))  # warm both paths before timing, and show them
         print(await adapter_cycle(permissions, 0))

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from _interleave import medians_per_cycle  # before the folder leaves sys.path
+from _interleave import AnsweredAtOnce, medians_per_cycle  # before the folder leaves sys.path
 
 # Run as a script, this folder comes first on sys.path, and its `mcp.py` would shadow the
 # `mcp` package the SDK imports: drop the folder before importing the SDK.
@@ -37,7 +37,7 @@ from agents.testing import (  # noqa: E402
     function_call,
 )
 
-from midturn import Parked, Runtime, open_store  # noqa: E402
+from midturn import Runtime, open_store  # noqa: E402
 from midturn.adapters.openai_agents import MidturnRun  # noqa: E402
 
 set_tracing_disabled(True)
@@ -84,22 +84,6 @@ async def bare_cycle(index: int) -> str:
     return str(final.final_output)
 
 
-class AnsweredAtOnce:
-    """The runtime as the asker, with a person who answers each ask as it parks."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
-
-    async def ask(self, *args: Any, **kwargs: Any) -> Parked:
-        parked = await self.runtime.ask(*args, **kwargs)
-        if parked.created:
-            await self.runtime.answer(parked.interaction.id, "SQLite")
-        return parked
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.runtime, name)
-
-
 async def adapter_cycle(asker: Any, index: int) -> str:
     turn = MidturnRun(asker, "bench", f"turn-{index}", durable=True)
     agent = Agent(name="assistant", model=model(turn.tool_name, index), tools=[turn.tool])
@@ -110,7 +94,7 @@ async def adapter_cycle(asker: Any, index: int) -> str:
 
 async def main(rounds: int, repeats: int) -> None:
     async with open_store("memory://") as store, Runtime(store) as runtime:
-        asker = AnsweredAtOnce(runtime)
+        asker = AnsweredAtOnce(runtime, "SQLite")
         print(await bare_cycle(0))  # warm both paths before timing, and show them
         print(await adapter_cycle(asker, 0))
         sides = {"bare": bare_cycle, "adapter": lambda index: adapter_cycle(asker, index)}
