@@ -160,15 +160,7 @@ class MemoryOutbox:
         stored = self._deliveries.get(delivery_id)
         if stored is None:
             return None
-        replayed = stored.model_copy(
-            update={
-                "status": "pending",
-                "next_attempt_at": now,
-                "expires_at": expires_at,
-                "lease_owner": None,
-                "lease_until": None,
-            }
-        )
+        replayed = stored.replayed(now, expires_at)
         self._deliveries[delivery_id] = replayed
         return replayed
 

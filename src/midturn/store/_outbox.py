@@ -90,3 +90,16 @@ class Delivery(BaseModel):
     seq: int = 0
     """Insertion order, given by the store (0 before it is stored): the deliveries page
     newest first by it."""
+
+    def replayed(self, now: datetime, expires_at: datetime) -> Delivery:
+        """This delivery due again at `now`, unleased, with a new retry window (what
+        `replay_delivery` stores, on every store)."""
+        return self.model_copy(
+            update={
+                "status": "pending",
+                "next_attempt_at": now,
+                "expires_at": expires_at,
+                "lease_owner": None,
+                "lease_until": None,
+            }
+        )

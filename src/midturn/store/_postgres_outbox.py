@@ -219,15 +219,7 @@ class PostgresOutbox:
             )
             if row is None:
                 return None
-            replayed = _load(row).model_copy(
-                update={
-                    "status": "pending",
-                    "next_attempt_at": now,
-                    "expires_at": expires_at,
-                    "lease_owner": None,
-                    "lease_until": None,
-                }
-            )
+            replayed = _load(row).replayed(now, expires_at)
             await connection.execute(
                 "UPDATE midturn_deliveries SET status = 'pending', next_attempt_at = $1,"
                 " body = $2, lease_owner = NULL, lease_until = NULL WHERE id = $3",

@@ -244,15 +244,7 @@ class SqliteOutbox:
             ).fetchone()
             if row is None:
                 return None, ()
-            replayed = _load(row).model_copy(
-                update={
-                    "status": "pending",
-                    "next_attempt_at": now,
-                    "expires_at": expires_at,
-                    "lease_owner": None,
-                    "lease_until": None,
-                }
-            )
+            replayed = _load(row).replayed(now, expires_at)
             db.execute(_REPLAY, (sort_key_time(now), _dump(replayed), delivery_id))
             return replayed, ()
 
