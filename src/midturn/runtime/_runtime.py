@@ -250,44 +250,32 @@ class Runtime:
             raise
         now = utcnow()
         deadline = deadline_after(ask.timeout_s, now) if self.interactive else None
+        fields: dict[str, Any] = {
+            "id": interaction_id,
+            "kind": "ask",
+            "session_id": session_id,
+            "turn_id": turn_id,
+            "tool_call_id": tool_call_id,
+            "status": "pending",
+            "created_at": now,
+            "settled_at": None,
+            "deadline": deadline,
+            "settled_by": None,
+            "context": asker,
+            "dialect": ask.dialect,
+            "ask": ask,
+            "result": None,
+            "permission": None,
+            "decision": None,
+        }
         if (
             type(session_id) is str
             and type(turn_id) is str
             and (tool_call_id is None or type(tool_call_id) is str)
         ):
-            # every value checked or made here: built as it is
-            interaction = built(
-                Interaction,
-                id=interaction_id,
-                kind="ask",
-                session_id=session_id,
-                turn_id=turn_id,
-                tool_call_id=tool_call_id,
-                status="pending",
-                created_at=now,
-                settled_at=None,
-                deadline=deadline,
-                settled_by=None,
-                context=asker,
-                dialect=ask.dialect,
-                ask=ask,
-                result=None,
-                permission=None,
-                decision=None,
-            )
+            interaction = built(Interaction, **fields)  # every value checked or made here
         else:  # pydantic's own error for what is not a string
-            interaction = Interaction(
-                id=interaction_id,
-                kind="ask",
-                session_id=session_id,
-                turn_id=turn_id,
-                tool_call_id=tool_call_id,
-                created_at=now,
-                deadline=deadline,
-                dialect=ask.dialect,
-                ask=ask,
-                context=asker,
-            )
+            interaction = Interaction(**fields)
         if await self._ended(session_id, turn_id):
             result = uniform_result(ask, "cancelled")
             return await self._settle_at_once(
