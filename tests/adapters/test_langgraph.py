@@ -331,8 +331,9 @@ def _plain_graph(
 
     graph = StateGraph(MessagesState)
     graph.add_node("model", model)
-    if send:  # one task per call: no order to force
-        graph.add_node("tools", ToolNode(tools))
+    if send:  # one task per call: an order forced only when asked for
+        wraps = {"wrap_tool_call": order.wrap, "awrap_tool_call": order.awrap} if order else {}
+        graph.add_node("tools", ToolNode(tools, **wraps))
     else:
         order = order or _Order(("c2", "c1"))
         graph.add_node(
@@ -372,6 +373,34 @@ def test_langgraphs_own_parallel_interrupts_misroute_the_answers() -> None:
     out = graph.invoke(Command(resume={again.id: "SQLite"}), config, version="v2")
     results = {m.tool_call_id: m.content for m in tool_messages(out.value)}
     assert results == {"c1": "answer: SQLite", "c2": "answer: PostgreSQL"}  # misrouted
+
+
+@pytest.mark.parametrize("first", ["c1", "c2"])
+async def test_parallel_tasks_pausing_in_any_order_are_asked_in_call_order(
+    side: Callable[..., Any], first: str
+) -> None:
+    """Two question calls in their own tasks (`fan_out`) reach their interrupts in either
+    order, as they race in real use; the session is asked them in the model's order."""
+    s = await side(f"order-{first}")
+    step = asks(call(ASK_NAME, DB_ASK, "c1"), call(ASK_NAME, REGION_ASK, "c2"))
+    other = "c2" if first == "c1" else "c1"
+    graph = _plain_graph([question_tool()], [step], send=True, order=_Order((first, other)))
+
+    def pick(interaction: Any) -> str:
+        return "SQLite" if interaction.ask.questions[0].id == "db" else "us"
+
+    async with ScriptedResponder(s.answerer, [answer(pick), answer(pick)], s.session_id) as p:
+        run = await Host(s.asker, s.session_id).run(
+            graph, {"messages": []}, thread(), turn_id=f"order-{first}"
+        )
+    asked = [r.interaction.tool_call_id.rsplit(":", 1)[1] for r in p.responses]  # type: ignore[union-attr]
+    assert asked == ["c1", "c2"]
+    assert [i.tool_call_id.rsplit(":", 1)[1] for i in run.settled] == ["c1", "c2"]
+    results = {m.tool_call_id: str(m.content) for m in tool_messages(run.value)}
+    assert results == {
+        "c1": "The user answered:\n- Database: SQLite",
+        "c2": "The user answered:\n- Region: us",
+    }
 
 
 async def test_parallel_calls_in_one_toolnode_never_get_anothers_answer(

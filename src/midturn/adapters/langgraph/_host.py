@@ -113,6 +113,7 @@ class Host:
             interrupts, value = tuple(out.interrupts), out.value
         agent = self.agent or getattr(graph, "name", None)
         while interrupts:
+            interrupts = _in_call_order(interrupts, value)
             who = _who(agent, value)
             resume, done, stopped = await self.settle(interrupts, turn_id=turn_id, context=who)
             settled.extend(done)
@@ -281,6 +282,25 @@ class Host:
             return {"type": "reject", "message": _UNAVAILABLE}
         message = decision.message if decision is not None else None
         return {"type": "reject", "message": message} if message else {"type": "reject"}
+
+
+def _in_call_order(interrupts: Sequence[Interrupt], value: Any) -> tuple[Interrupt, ...]:
+    """The interrupts in the order the model made their tool calls (the newest AI message
+    of the state's `messages`). Tool calls in tasks of their own pause in whatever order
+    they run, and the session's queue asks first come, first asked; an interrupt that
+    names no call of that message keeps its place after those that do."""
+    messages = value.get("messages") if isinstance(value, Mapping) else None
+    order: dict[str, int] = {}
+    for message in reversed(messages if isinstance(messages, list) else []):
+        if isinstance(message, AIMessage) and message.tool_calls:
+            order = {str(c["id"]): n for n, c in enumerate(message.tool_calls)}
+            break
+
+    def position(item: Interrupt) -> int:
+        call = item.value.get("tool_call_id") if isinstance(item.value, Mapping) else None
+        return order.get(str(call), len(order))
+
+    return tuple(sorted(interrupts, key=position))
 
 
 def _who(agent: Any, value: Any) -> dict[str, Any]:
