@@ -55,6 +55,11 @@ async def test_a_listener_is_told_once_the_appending_call_has_returned(url: str)
 async def test_the_runtime_reads_none_of_its_own_events_back_from_the_log(
     url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A notification that comes in during one of this store's writes waits for the write
+    # to end, or NOTIFY_HOLD_S at most; on a loaded machine the write's result can take
+    # longer than the 50 ms to reach its caller, and the reader then reads the event back
+    # (harmless: it skips it). Lengthened here, so the test sees the mechanism, not the load.
+    monkeypatch.setattr("midturn.store._postgres.NOTIFY_HOLD_S", 60.0)
     async with open_store(url) as store, Runtime(store) as runtime:
         reads: list[Any] = []
         read_events = store.read_events
