@@ -14,6 +14,7 @@ import pytest
 from midturn.contract._interactions import Interaction, NewEvent
 from midturn.errors import UsageError
 from midturn.store import _sqlite, open_store
+from midturn.store._base import Store
 from midturn.store._sqlite import sqlite_path
 from midturn.store._sqlite_schema import MIGRATIONS, Migration
 
@@ -500,3 +501,44 @@ async def test_events_appended_together_take_consecutive_ids_in_their_order(
     assert [event.id for event in appended] == list(range(2, count + 2))
     assert stored[1:] == list(appended)
     assert [event.turn_id for event in appended] == [event.turn_id for event in events]
+
+
+async def _checkpointed(store: Store) -> None:
+    """Until the store's background checkpoint has run (it waits for the writes to pause)."""
+    connection = getattr(store, "_connection", None)
+    assert connection is not None
+    for _ in range(1000):
+        if not connection.checkpoint_pending():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the background checkpoint never ran")
+
+
+async def test_writes_that_pause_are_checkpointed_and_the_wal_starts_over(
+    tmp_path: Path,
+) -> None:
+    """A burst of writes, fewer than `CHECKPOINT_EVERY`, is checkpointed once the writes
+    pause (with no further write), so the next burst writes the WAL from its top again
+    instead of growing it."""
+    file = tmp_path / "m.db"
+    wal = tmp_path / "m.db-wal"
+
+    async def burst(count: int, first: int) -> None:
+        for n in range(first, first + count):
+            await store.append_events(
+                [NewEvent(type="turn_waiting", session_id="s", turn_id=f"t{n}")]
+            )
+
+    async with open_store(f"sqlite:///{file}") as store:
+        before = file.stat().st_size
+        await burst(40, 0)
+        await _checkpointed(store)
+        assert file.stat().st_size > before  # the pages were copied into the file
+        grown = wal.stat().st_size
+        await burst(20, 40)
+        await _checkpointed(store)
+        assert wal.stat().st_size <= grown
+        assert len(await store.read_events(limit=100)) == 60
+
+    async with open_store(f"sqlite:///{file}") as store:
+        assert len(await store.read_events(limit=100)) == 60

@@ -8,8 +8,10 @@ the store's. No task, lock or future per interaction.
 An interaction is kept as a small row (`_Row`: the fields the store filters and sorts
 on) and its compact JSON, as the SQL stores keep it, not as a tree of models: a parked
 ask with its two events costs about a quarter of what the models did (bench/roundtrip.py).
-A requested or settle event whose data is `{"interaction": <the interaction>, ...}` keeps
-a reference to the interaction's JSON, not a copy. Models are made again when read,
+Events are kept in columns, with no object per event (`_memory_events.py`); a requested
+or settle event whose data is `{"interaction": <the interaction>, ...}` keeps a reference
+to the interaction's JSON, not a copy. A settle updates the row in place. Models are made
+again when read,
 and the most recent `MODELS_KEPT` are kept made, so the hot path (park, wait, settle)
 reads no JSON.
 
@@ -21,11 +23,9 @@ settles wins. The store is not for use from several threads.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from pydantic import TypeAdapter
 
@@ -48,13 +48,12 @@ from midturn.store._codec import (
     check_limit,
     check_new_interaction,
     check_session,
-    data_json,
     event_from,
     interaction_json,
     settled_copy,
-    stored_event,
     unknown_cursor,
 )
+from midturn.store._memory_events import EventLog, pack
 from midturn.store._memory_outbox import MemoryOutbox
 
 __all__ = ["MODELS_KEPT", "SETTLED_MODELS_KEPT", "MemoryStore"]
@@ -68,17 +67,8 @@ SETTLED_MODELS_KEPT = 32
 for the collector to walk."""
 
 _INTERACTION = TypeAdapter(Interaction)
-_DATA: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
-# their serializer and validator called directly: the adapter's wrappers cost more than
-# the work on these small values
+# its validator called directly: the adapter's wrapper costs more than the work
 _load_interaction = _INTERACTION.validator.validate_json
-_dump_data = _DATA.serializer.to_json
-_load_data = _DATA.validator.validate_json
-_EMPTY, _OWN, _WHOLE = -1, -2, -3
-"""An event row's `shape`: no data; its own JSON; `{"interaction": <the JSON it
-references>}`. A shape of 0 or more is `{"interaction": ..., "position": <shape>}`."""
-_OPEN_DATA = b'{"interaction":'
-_POSITION = b',"position":'
 
 
 class _Row:
@@ -109,73 +99,11 @@ class _Row:
         self.seq = seq
         self.body: bytes = interaction_json(interaction)
 
-
-class _EventRow:
-    """An event as kept; its data as JSON, possibly its interaction's (see `shape`)."""
-
-    __slots__ = ("at", "data", "id", "interaction_id", "session_id", "shape", "turn_id", "type")
-
-    def __init__(self, event: Event, data: bytes | None, shape: int) -> None:
-        self.id = event.id
-        self.type = event.type
-        self.session_id = event.session_id
-        self.turn_id = event.turn_id
-        self.interaction_id = event.interaction_id
-        self.at = event.at
-        self.data = data
-        self.shape = shape
-
-    def event(self) -> Event:
-        data: dict[str, Any]
-        if self.shape == _EMPTY or self.data is None:
-            data = {}
-        elif self.shape == _OWN:
-            data = _load_data(self.data)
-        elif self.shape == _WHOLE:
-            data = {"interaction": _load_data(self.data)}
-        else:
-            data = {"interaction": _load_data(self.data), "position": self.shape}
-        return stored_event(
-            self.id,
-            type=self.type,
-            session_id=self.session_id,
-            turn_id=self.turn_id,
-            interaction_id=self.interaction_id,
-            at=self.at,
-            data=data,
-        )
-
-
-def _pack(data: dict[str, Any], body: bytes | None) -> tuple[bytes | None, int]:
-    """`(json, shape)` for an event's data; a reference to `body` (the JSON of the
-    event's interaction) when the data is that interaction, with or without a position."""
-    if not data:
-        return None, _EMPTY
-    if body is not None:
-        # The runtime's events: their interaction was parsed from this very JSON.
-        source = data_json(data.get("interaction"))
-        if source is not None and (source is body or source == body):
-            if len(data) == 1:
-                return body, _WHOLE
-            position = data.get("position")
-            if len(data) == 2 and type(position) is int and position >= 0:
-                return body, position
-    encoded = _dump_data(data)
-    if body is not None and encoded.startswith(_OPEN_DATA):
-        end = len(_OPEN_DATA) + len(body)
-        if encoded[len(_OPEN_DATA) : end] == body:
-            rest = encoded[end:]
-            if rest == b"}":
-                return body, _WHOLE
-            digits = rest[len(_POSITION) : -1]
-            if (
-                rest.startswith(_POSITION)
-                and rest.endswith(b"}")
-                and digits.isdigit()
-                and (digits == b"0" or not digits.startswith(b"0"))
-            ):
-                return body, int(digits)
-    return encoded, _OWN
+    def settle(self, settled: Interaction) -> None:
+        """Hold `settled`, this row's interaction settled (the same row: no new object)."""
+        self.status = settled.status
+        self.settled_at = None if settled.settled_at is None else as_utc(settled.settled_at)
+        self.body = interaction_json(settled)
 
 
 class MemoryStore(MemoryOutbox, Store):
@@ -201,8 +129,7 @@ class MemoryStore(MemoryOutbox, Store):
         self._by_session: dict[str, dict[str, None]] = {}
         self._pending: dict[str, dict[str, None]] = {}
         self._all_pending: dict[str, None] = {}
-        self._events: list[_EventRow] = []  # ascending ids; pruning leaves gaps
-        self._session_events: dict[str, list[_EventRow]] = {}
+        self._events = EventLog()
         self._last_event_id = 0
         self._ended: dict[tuple[str, str], tuple[str, datetime]] = {}
         self._init_outbox()
@@ -407,7 +334,7 @@ class MemoryStore(MemoryOutbox, Store):
         if current.status != "pending":
             return Settle(interaction=current, won=False)
         # No await since the check above: this write is the only winner's.
-        self._by_id[interaction_id] = _Row(settled, row.seq)
+        row.settle(settled)
         self._keep(settled)
         del self._all_pending[interaction_id]
         pending = self._pending.get(current.session_id)
@@ -488,18 +415,12 @@ class MemoryStore(MemoryOutbox, Store):
         if not events:
             return ()
         appended = []
-        by_id, rows, by_session = self._by_id, self._events, self._session_events
+        by_id, log = self._by_id, self._events
         for new in events:
             self._last_event_id += 1
             event = event_from(new, self._last_event_id)
             row = by_id.get(new.interaction_id) if new.interaction_id else None
-            kept = _EventRow(event, *_pack(new.data, None if row is None else row.body))
-            rows.append(kept)
-            session_rows = by_session.get(event.session_id)
-            if session_rows is None:
-                by_session[event.session_id] = [kept]
-            else:
-                session_rows.append(kept)
+            log.append(event, *pack(new.data, None if row is None else row.body))
             appended.append(event)
         self.notify_listeners(self._last_event_id)
         return tuple(appended)
@@ -514,9 +435,7 @@ class MemoryStore(MemoryOutbox, Store):
     ) -> list[Event]:
         self._check_open()
         check_limit(limit)
-        events = self._events if session_id is None else self._session_events.get(session_id, [])
-        first = bisect_right(events, after_id, key=_event_id)
-        return [row.event() for row in events[first : first + limit]]
+        return self._events.after(after_id, session_id, limit)
 
     async def last_event_id(self) -> int:
         self._check_open()
@@ -526,10 +445,7 @@ class MemoryStore(MemoryOutbox, Store):
         self._check_open()
         if count < 0:
             raise UsageError(f"count must be 0 or more (got {count})")
-        events = self._events if session_id is None else self._session_events.get(session_id, [])
-        if len(events) <= count:
-            return 0
-        return events[-count - 1].id
+        return self._events.tail_start(count, session_id)
 
     # -- retention -------------------------------------------------------------------
 
@@ -573,40 +489,14 @@ class MemoryStore(MemoryOutbox, Store):
                 self._by_session.pop(item.session_id, None)
         if not gone:
             return Pruned()
-        # The first event left of each touched turn's interactions: turn events before
-        # it (or all of them, when none is left) go.
-        kept_from = {turn: self._last_event_id + 1 for turn in turns}
-        for event in self._events:
-            turn = (event.session_id, event.turn_id)
-            kept = event.interaction_id is not None and event.interaction_id not in gone
-            if kept and turn in kept_from and event.id < kept_from[turn]:
-                kept_from[turn] = event.id
-        newest = self._last_event_id
-
-        def pruned(event: _EventRow) -> bool:
-            if event.id == newest:
-                return False
-            if event.interaction_id is not None:
-                return event.interaction_id in gone
-            turn = (event.session_id, event.turn_id)
-            return turn in kept_from and event.id < kept_from[turn]
-
-        before = len(self._events)
-        self._events = [event for event in self._events if not pruned(event)]
-        self._session_events = {}
-        for event in self._events:
-            self._session_events.setdefault(event.session_id, []).append(event)
-        return Pruned(interactions=len(gone), events=before - len(self._events))
+        pruned = self._events.prune(gone, turns, self._last_event_id)
+        return Pruned(interactions=len(gone), events=pruned)
 
 
 def _call_key(session_id: str, tool_call_id: str) -> str:
     """One string for a `(session_id, tool_call_id)` pair: a NUL between them, which no
     stored identifier holds (`check_identifiers`), so no two pairs share a key."""
     return f"{session_id}\x00{tool_call_id}"
-
-
-def _event_id(event: _EventRow) -> int:
-    return event.id
 
 
 def _order(row: _Row) -> tuple[datetime, int]:

@@ -14,8 +14,13 @@ Writes commit with `synchronous = NORMAL` in WAL mode: no fsync on commit. The f
 happen when the WAL is copied back into the database (a checkpoint), which SQLite would
 otherwise run inside whichever commit crosses `wal_autocheckpoint`, stalling that one
 write for milliseconds. Instead a checkpoint thread with its own connection runs a
-PASSIVE checkpoint (which never blocks writers) every `CHECKPOINT_EVERY` writes; the
-writing connection's own automatic checkpoint stays on, set far higher, as a backstop.
+PASSIVE checkpoint (which never blocks writers) once the writes have paused for
+`CHECKPOINT_IDLE_S`, or after `CHECKPOINT_EVERY` writes when they never pause. An fsync
+slows whatever else the machine does while it runs (a write beside one costs a fifth
+more, a slow one twice as much), so it is best run when nothing is written; and a
+checkpoint that copies the whole WAL lets the next write start it over from the top, so
+the file stays the size of one burst of writes. The writing connection's own automatic
+checkpoint stays on, set far higher, as a backstop.
 """
 
 from __future__ import annotations
@@ -25,15 +30,19 @@ import contextlib
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-__all__ = ["BUSY_TIMEOUT_MS", "CHECKPOINT_EVERY", "Connection"]
+__all__ = ["BUSY_TIMEOUT_MS", "CHECKPOINT_EVERY", "CHECKPOINT_IDLE_S", "Connection"]
 
 BUSY_TIMEOUT_MS = 30_000
+CHECKPOINT_IDLE_S = 0.05
+"""How long the writes must pause before the background checkpoint runs."""
 CHECKPOINT_EVERY = 200
-"""Writes between background checkpoints (each write adds a few pages to the WAL)."""
+"""Writes after which the background checkpoint runs even if they never pause (each write
+adds a dozen pages to the WAL)."""
 AUTOCHECKPOINT_PAGES = 20_000
 """The writing connection's own checkpoint, should the background one fall behind."""
 
@@ -57,10 +66,14 @@ class Connection:
         self.path = path
         self._worker = worker
         self._lock = threading.Lock()
+        # Set by the event loop's thread: writes committed, when the last one was.
         self._writes = 0
+        self._last_write = 0.0
+        # Set by the checkpoint thread: `_writes` as the last checkpoint began.
+        self._checkpointed = 0
+        self._armed = False  # a checkpoint task waits for a pause, or runs
         self._checkpointer: ThreadPoolExecutor | None = None
         self._checkpoint_db: Db | None = None
-        self._checkpoint: Future[None] | None = None
 
     @classmethod
     async def open(cls, connect: Callable[[], Db], path: str) -> Connection:
@@ -80,7 +93,7 @@ class Connection:
             connection._checkpointer = ThreadPoolExecutor(
                 1, thread_name_prefix="midturn-checkpoint"
             )
-            connection._checkpoint = connection._checkpointer.submit(connection._open_checkpoint_db)
+            connection._checkpointer.submit(connection._open_checkpoint_db)
         return connection
 
     async def close(self) -> None:
@@ -137,19 +150,41 @@ class Connection:
     # -- checkpoints -------------------------------------------------------------------
 
     def wrote(self) -> None:
-        """Count a committed write; every `CHECKPOINT_EVERY`, checkpoint in the background
-        (unless the last one still runs)."""
-        if self.path == ":memory:":
+        """Count a committed write, and arm the background checkpoint if it is not."""
+        checkpointer = self._checkpointer
+        if checkpointer is None:  # in memory, or closing
             return
         self._writes += 1
-        if self._writes < CHECKPOINT_EVERY:
-            return
-        if self._checkpoint is not None and not self._checkpoint.done():
-            return
-        if self._checkpointer is None:  # closing
-            return
-        self._writes = 0
-        self._checkpoint = self._checkpointer.submit(self._run_checkpoint)
+        self._last_write = time.monotonic()
+        if not self._armed:
+            self._armed = True
+            checkpointer.submit(self._checkpoint_when_idle)
+
+    def checkpoint_pending(self) -> bool:
+        """Whether written pages wait for the background checkpoint (or it runs)."""
+        return self._armed
+
+    def _checkpoint_when_idle(self) -> None:
+        """On the checkpoint thread: once the writes pause for `CHECKPOINT_IDLE_S` (or
+        `CHECKPOINT_EVERY` more were made), checkpoint; again while more came meanwhile."""
+        while True:
+            while True:
+                if self._checkpointer is None:  # closing: the last close checkpoints
+                    return
+                quiet = time.monotonic() - self._last_write
+                if quiet >= CHECKPOINT_IDLE_S:
+                    break
+                if self._writes - self._checkpointed >= CHECKPOINT_EVERY:
+                    break
+                time.sleep(CHECKPOINT_IDLE_S - quiet)
+            self._checkpointed = self._writes
+            self._run_checkpoint()
+            # Disarmed before the last look: a write after the look finds it disarmed
+            # and arms it again, so no write is left waiting for a checkpoint.
+            self._armed = False
+            if self._writes == self._checkpointed:
+                return
+            self._armed = True
 
     def _open_checkpoint_db(self) -> None:
         try:
