@@ -246,6 +246,27 @@ async def test_concurrent_creates_with_one_tool_call_id_over_two_stores_make_one
 
 # -- migrations ---------------------------------------------------------------------------
 
+_INSERT_ROW = (
+    "INSERT INTO midturn_interactions (id, kind, session_id, turn_id,"
+    " tool_call_id, status, created_at, settled_at, body)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+)
+
+
+@contextlib.asynccontextmanager
+async def _at_migration(schema: str, version: int) -> AsyncIterator[asyncpg.Connection]:
+    """A connection to `schema`, created and migrated up to `version` (as an earlier
+    midturn left it), for writing rows as that version's store did."""
+    connection = await asyncpg.connect(POSTGRES_URL, server_settings={"search_path": schema})
+    try:
+        await connection.execute(f'CREATE SCHEMA "{schema}"')
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(_postgres_schema, "MIGRATIONS", _postgres_schema.MIGRATIONS[:version])
+            assert await _postgres_schema.migrate(connection, schema) == version
+        yield connection
+    finally:
+        await connection.close()
+
 
 async def test_stores_opening_together_on_a_new_schema_migrate_it_once(url: str) -> None:
     stores = [open_store(url) for _ in range(4)]
@@ -292,39 +313,35 @@ async def test_queues_of_a_database_from_before_the_pending_counts_start_right(
     """The migration adding the pending counts counts the interactions already pending:
     a park after the upgrade gets the position the rows before it give."""
     schema = url.rpartition("=")[2]
-    connection = await asyncpg.connect(POSTGRES_URL, server_settings={"search_path": schema})
-    try:
-        await connection.execute(f'CREATE SCHEMA "{schema}"')
-        with pytest.MonkeyPatch.context() as patch:
-            before = _before_the_pending_counts(_postgres_schema.MIGRATIONS)
-            patch.setattr(_postgres_schema, "MIGRATIONS", before)
-            assert await _postgres_schema.migrate(connection, schema) == len(before)
+    before = _before_the_pending_counts(_postgres_schema.MIGRATIONS)
+    async with _at_migration(schema, len(before)) as connection:
         for n, status in enumerate(("pending", "pending", "answered", "pending")):
             item = make_ask(f"old{n}", session_id="s1" if n < 3 else "s2")
             columns = interaction_columns(item)
-            await connection.execute(
-                "INSERT INTO midturn_interactions (id, kind, session_id, turn_id,"
-                " tool_call_id, status, created_at, settled_at, body)"
-                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                *{**columns, "status": status}.values(),
-            )
-    finally:
-        await connection.close()
+            await connection.execute(_INSERT_ROW, *{**columns, "status": status}.values())
 
     async with open_store(url) as store:
         assert await store.schema_version() == len(_postgres_schema.MIGRATIONS)
-        positions: list[int] = []
 
-        def events(position: int, waiting: bool) -> list[NewEvent]:
-            positions.append(position)
-            return [requested(make_ask("new"))]
+        async def park(item: Interaction) -> int:
+            """The position `item` was parked at: the events written are the ones
+            chosen last (the store chose for a queue it expected first, and missed)."""
+            positions: list[int] = []
 
-        await store.create_queued(make_ask("new"), events)
-        await store.create_queued(make_ask("other", session_id="s2"), events)
+            def events(position: int, waiting: bool) -> list[NewEvent]:
+                positions.append(position)
+                return [requested(item)]
+
+            _, created, _ = await store.create_queued(item, events)
+            assert created
+            return positions[-1]
+
+        first = await park(make_ask("new"))
+        other = await park(make_ask("other", session_id="s2"))
         await store.settle("old0", status="skipped")
-        await store.create_queued(make_ask("after", turn_id="t2"), events)
+        after = await park(make_ask("after", turn_id="t2"))
 
-    assert positions == [2, 1, 2]
+    assert (first, other, after) == (2, 1, 2)
 
 
 # -- indexes ------------------------------------------------------------------------------
@@ -334,24 +351,12 @@ def _hot_paths() -> dict[str, tuple[str, tuple[object, ...], tuple[str, ...]]]:
     """Every read and write a park, an answer or a stream makes, with example arguments
     and the indexes it must use: those that cost the same however many rows the tables
     hold (the pending ones read only pending rows)."""
-    settle_events = ([], [], [], [], [], 1, ":x", [])
     by_id = "midturn_interactions_id_key"
     by_call = "midturn_interactions_session_id_tool_call_id_key"
     by_turn = "midturn_interactions_pending_by_turn"
     return {
         "get": (sql.GET, ("i1",), (by_id,)),
         "find_by_tool_call": (sql.FIND_BY_TOOL_CALL, ("s1", "call-1"), (by_call,)),
-        "queue before a park": (
-            sql.QUEUE,
-            ("s1", "t1", "call-1"),
-            (by_call, "midturn_queues_pkey", by_turn),
-        ),
-        "settle": (sql.SETTLE, ("i1", "answered", "2026", "{}"), (by_id,)),
-        "settle, turn idle": (
-            sql.SETTLE_APPENDING,
-            ("i1", "answered", "2026", "{}", "s1", "t1", *settle_events),
-            (by_id, by_turn),
-        ),
         "session queue head first": (
             *sql.list_query("s1", None, "pending", None, 50),
             ("midturn_interactions_pending_by_session",),
@@ -505,13 +510,15 @@ async def test_the_pending_counts_keep_only_sessions_with_something_pending(url:
     def no_events(position: int, waiting: bool) -> list[NewEvent]:
         return []
 
-    with pytest.MonkeyPatch.context() as patch:
-        migrations = _postgres_schema.MIGRATIONS
-        before = next(n for n, m in enumerate(migrations) if "only for a session" in m.name)
-        patch.setattr(_postgres_schema, "MIGRATIONS", migrations[:before])
-        async with open_store(url) as old:
-            await old.create_queued(make_ask("old", session_id="s0"), no_events)
-            await old.settle("old", status="skipped")  # leaves ("s0", 0) behind, then
+    migrations = _postgres_schema.MIGRATIONS
+    before = next(n for n, m in enumerate(migrations) if "only for a session" in m.name)
+    schema = url.rpartition("=")[2]
+    async with _at_migration(schema, before) as old:
+        # as that version's store wrote a park and its settle: leaves ("s0", 0) behind
+        await old.execute(
+            _INSERT_ROW, *interaction_columns(make_ask("old", session_id="s0")).values()
+        )
+        await old.execute("UPDATE midturn_interactions SET status = 'skipped' WHERE id = 'old'")
     async with open_store(url) as store:
         for n in range(3):
             await store.create_queued(make_ask(f"a{n}", session_id="s1"), no_events)
@@ -520,7 +527,6 @@ async def test_the_pending_counts_keep_only_sessions_with_something_pending(url:
         for n in range(3):
             await store.settle(f"a{n}", status="skipped")
         assert await store.count_pending() == 2
-        schema = url.rpartition("=")[2]
         connection = await asyncpg.connect(POSTGRES_URL, server_settings={"search_path": schema})
         try:
             await connection.execute("DELETE FROM midturn_interactions WHERE id = 'c0'")
