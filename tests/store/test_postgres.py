@@ -344,6 +344,101 @@ async def test_queues_of_a_database_from_before_the_pending_counts_start_right(
     assert (first, other, after) == (2, 1, 2)
 
 
+def _before_the_functions() -> int:
+    """How many migrations come before the one that makes a park and a settle one
+    function call each (found by its name)."""
+    names = [migration.name for migration in _postgres_schema.MIGRATIONS]
+    return next(n for n, name in enumerate(names) if "one function call" in name)
+
+
+async def test_a_database_left_by_the_previous_version_upgrades_and_its_queue_carries_on(
+    url: str,
+) -> None:
+    """A database at the migration before the functions, holding a turn's two pending
+    asks and their events as that version's store wrote them: opened by this version,
+    it migrates; a park in a new turn of the session gets position 2 and waits anew,
+    the old asks settle (read first: this store did not park them), and the old turn
+    resumes once, after its last."""
+    schema = url.rpartition("=")[2]
+    old = [make_ask(f"old{n}", tool_call_id=f"call-{n}") for n in range(2)]
+    async with _at_migration(schema, _before_the_functions()) as connection:
+        for item in old:
+            await connection.execute(_INSERT_ROW, *interaction_columns(item).values())
+            await connection.execute(
+                "INSERT INTO midturn_events (type, session_id, turn_id, interaction_id, body)"
+                " VALUES ($1, $2, $3, $4, $5)",
+                "user_question_requested",
+                item.session_id,
+                item.turn_id,
+                item.id,
+                requested(item).model_dump_json(),
+            )
+
+    async with open_store(url) as store:
+        assert await store.schema_version() == len(_postgres_schema.MIGRATIONS)
+        again, created, _ = await store.create_queued(
+            make_ask("again", tool_call_id="call-0"), lambda position, waits: []
+        )
+        assert (again, created) == (old[0], False)
+        chosen: list[tuple[int, bool]] = []
+        item = make_ask("new", turn_id="t2")
+
+        def events(position: int, waits: bool) -> list[NewEvent]:
+            chosen.append((position, waits))
+            return [requested(item)] if waits else [requested(item), note("s1", "t2")]
+
+        _, created, appended = await store.create_queued(item, events)
+        assert created and chosen[-1] == (2, False)
+        assert [event.type for event in appended] == ["user_question_requested", "turn_waiting"]
+        done = [NewEvent(type="turn_resumed", session_id="s1", turn_id="t1")]
+        outcomes = [
+            await store.settle_in_turn(
+                ask.id, session_id="s1", turn_id="t1", status="skipped", turn_done=done
+            )
+            for ask in old
+        ]
+        assert [outcome.won for outcome in outcomes] == [True, True]
+        assert [[event.type for event in outcome.events] for outcome in outcomes] == [
+            [],
+            ["turn_resumed"],
+        ]
+        assert [event.id for event in await store.read_events()] == [1, 2, 3, 4, 5]
+        assert await store.count_pending() == 1
+
+
+async def test_a_session_lock_of_a_replica_on_the_previous_version_holds_a_park_back(
+    url: str,
+) -> None:
+    """The previous version held a session-level lock on the same key across its
+    statements; a park of this version waits for it (a rolling upgrade keeps every
+    write of a session one at a time) and goes on when it is released."""
+    async with open_store(url) as store:
+        schema = url.rpartition("=")[2]
+        key = _postgres_schema.advisory_key("session\x00s1", schema)
+        old_replica = await asyncpg.connect(POSTGRES_URL)
+        watcher = await asyncpg.connect(POSTGRES_URL)
+        try:
+            await old_replica.execute("SELECT pg_advisory_lock($1)", key)
+            ask = make_ask("held")
+            park = asyncio.create_task(store.create_interaction(ask, [requested(ask)]))
+            waiting = None
+            for _ in range(int(SAFETY_S * 100)):  # until its backend waits on the lock
+                waiting = await watcher.fetchval(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'advisory'"
+                    " AND query LIKE '%midturn_park(%'"
+                )
+                if waiting:
+                    break
+                await asyncio.sleep(0.01)
+            assert waiting == 1 and not park.done()
+            await old_replica.execute("SELECT pg_advisory_unlock($1)", key)
+            stored, created, appended = await asyncio.wait_for(park, SAFETY_S)
+        finally:
+            await old_replica.close()
+            await watcher.close()
+        assert (stored, created, len(appended)) == (ask, True, 1)
+
+
 # -- indexes ------------------------------------------------------------------------------
 
 
@@ -422,6 +517,75 @@ async def test_every_hot_path_is_served_by_an_index(url: str, name: str) -> None
     finally:
         await connection.close()
 
+    scans = [line for line in plan.splitlines() if "Seq Scan on midturn_" in line]
+    assert scans == [], plan
+    assert [index for index in indexes if f"{index} " not in f"{plan} "] == [], plan
+
+
+def _function_calls() -> dict[str, tuple[str, tuple[object, ...], tuple[str, ...]]]:
+    """The calls of migration 8's functions a park and a settle make (on `_MANY_ROWS`:
+    `i10` is pending in session s10, turn t1, `i11` settled), with the indexes their
+    statements must use."""
+    ask = make_ask("new", session_id="s1", turn_id="t1", tool_call_id="call-new")
+    events = ([requested(ask).type], ["s1"], ["t1"], ["new"], ["{}"])
+    tail = (1, ":x")
+    by_id = "midturn_interactions_id_key"
+    by_call = "midturn_interactions_session_id_tool_call_id_key"
+    by_turn = "midturn_interactions_pending_by_turn"
+    queues = "midturn_queues_pkey"
+    park = (sql.PARK, (2, *interaction_columns(ask).values(), 0, False, *events, *tail))
+    repeated = make_ask("again", session_id="s10", tool_call_id="call-10")
+    return {
+        "park": (*park, (by_call, queues, by_turn)),
+        "park, a repeated tool call": (
+            sql.PARK,
+            (2, *interaction_columns(repeated).values(), None, None, *events, *tail),
+            (by_call,),
+        ),
+        "settle": (
+            sql.SETTLE,
+            (2, "i10", "answered", "2026", "{}", "s10", "t1", *events, [True], *tail),
+            (by_id, by_turn, queues),
+        ),
+        "settle, lost": (
+            sql.SETTLE,
+            (2, "i11", "answered", "2026", "{}", "s11", "t1", *events, [False], *tail),
+            (by_id,),
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", list(_function_calls()))
+async def test_a_park_and_a_settle_read_through_indexes(url: str, name: str) -> None:
+    """The statements inside the functions, their triggers' included, planned
+    generically (PL/pgSQL caches its plans too) with sequential scans priced out, as
+    `auto_explain` reports them to the client: none scans a midturn table, and each
+    read uses the index made for it."""
+    async with open_store(url):
+        pass
+    query, arguments, indexes = _function_calls()[name]
+    schema = url.rpartition("=")[2]
+    connection = await asyncpg.connect(POSTGRES_URL, server_settings={"search_path": schema})
+    plans: list[str] = []
+    try:
+        await connection.execute(_MANY_ROWS)
+        await connection.execute("LOAD 'auto_explain'")
+        for setting in (
+            "enable_seqscan = off",
+            "plan_cache_mode = force_generic_plan",
+            "auto_explain.log_min_duration = 0",
+            "auto_explain.log_nested_statements = on",
+            "auto_explain.log_level = notice",
+            "client_min_messages = notice",
+        ):
+            await connection.execute(f"SET {setting}")
+        connection.add_log_listener(lambda _, message: plans.append(str(message)))
+        await connection.fetchrow(query, *arguments)
+    finally:
+        await connection.close()
+
+    plan = "\n".join(plans)
+    assert "pg_advisory_xact_lock(session_key)" in plan, plan  # the functions' statements
     scans = [line for line in plan.splitlines() if "Seq Scan on midturn_" in line]
     assert scans == [], plan
     assert [index for index in indexes if f"{index} " not in f"{plan} "] == [], plan
