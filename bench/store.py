@@ -241,20 +241,41 @@ class CountedStore:
         return counted
 
 
+def backend_cpu_s(pids: list[int]) -> float | None:
+    """CPU time (user + system) the server processes `pids` have used, from /proc: the
+    server must run on this machine (None otherwise)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 async def postgres_cycle(url: str, rows: int) -> dict[str, float]:
     """Over `rows` runtime cycles across 100 sessions (after as many of history), per
     cycle: the store's statements per park and settle, the runtime's per ask and
-    answer, and milliseconds per ask, per answer and per bare `SELECT 1`."""
+    answer, milliseconds per ask, per answer and per bare `SELECT 1`, and the CPU time
+    of this process and of the pool's server processes (a pool of two, both held once
+    to learn their pids)."""
     statements = Statements()
     statements.install()
-    async with open_store(url) as store, Runtime(store) as runtime:
+    async with open_store(f"{url}&pool_min=2&pool_max=2") as store, Runtime(store) as runtime:
         counted = CountedStore(store, statements)
         pool = store._db()  # type: ignore[attr-defined]
+        held = [await pool.acquire(), await pool.acquire()]
+        pids = [connection.get_server_pid() for connection in held]
+        for connection in held:
+            await pool.release(connection)
         answer = {"answers": {"db": "PostgreSQL"}}
         tool_input = ASK.model_dump(mode="json", exclude_none=True)
         totals = dict.fromkeys(("ask", "answer", "ask_ms", "answer_ms", "bare_ms"), 0.0)
         for n in range(2 * rows):
             measured = n >= rows  # the first half builds the history
+            if n == rows:
+                cpu = (time.process_time(), backend_cpu_s(pids))
             if measured:
                 counted.parks = counted.settles = 0
             started, before = time.perf_counter(), statements.count
@@ -271,6 +292,10 @@ async def postgres_cycle(url: str, rows: int) -> dict[str, float]:
                 totals["bare_ms"] += 1000 * (time.perf_counter() - settled)
                 totals["park"] = totals.get("park", 0.0) + counted.parks
                 totals["settle"] = totals.get("settle", 0.0) + counted.settles
+        totals["client_cpu_ms"] = 1000 * (time.process_time() - cpu[0])
+        backend = backend_cpu_s(pids)
+        if backend is not None and cpu[1] is not None:
+            totals["server_cpu_ms"] = 1000 * (backend - cpu[1])
     return {name: value / rows for name, value in totals.items()}
 
 
@@ -337,6 +362,11 @@ async def main() -> None:
         f"  ms per ask {pg['ask_ms']:.2f}, per answer {pg['answer_ms']:.2f}"
         f"   anchor: one bare SELECT 1 {pg['bare_ms']:.2f} ms"
         f"   ratios {pg['ask_ms'] / pg['bare_ms']:.1f}, {pg['answer_ms'] / pg['bare_ms']:.1f}"
+    )
+    server = pg.get("server_cpu_ms")
+    print(
+        f"  CPU per cycle: this process {pg['client_cpu_ms']:.2f} ms, the pool's server"
+        f" processes {'n/a (not local)' if server is None else f'{server:.2f} ms'}"
     )
 
 
