@@ -110,7 +110,8 @@ NOTIFY_HOLD_S = 0.05
 `_on_payload`): a write ending announces it at once."""
 KEPT = 4096
 """How many sessions' queues (`_queues`) and parked interactions (`_parked`) a store
-remembers, the least recently used forgotten first."""
+remembers, the longest unwritten forgotten first. Forgetting costs a round trip: a park
+into a forgotten session's queue may miss once, a settle reads the interaction first."""
 T = TypeVar("T")
 
 
