@@ -302,12 +302,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         8,
         "a park and a settle are one function call each: one round trip to the server",
         (
-            # The append of `_postgres_sql.py`'s statements, for the two functions below:
-            # the events (parallel arrays, in their order) under the append lock (the
-            # last lock a write takes, held until commit: ids commit in the order drawn),
-            # then `pg_notify` with the newest id, delivered at commit. An event marked
-            # in `gated` is left out when `drop_gated` holds. Returns the ids drawn, or
-            # NULL when nothing was appended.
+            # The append every write makes (the two functions below, and `APPEND` of
+            # `_postgres_sql.py`): the events (parallel arrays, in their order) under
+            # the append lock (the last lock a write takes, held until commit: ids
+            # commit in the order drawn), then `pg_notify` with the newest id, delivered
+            # at commit. An event marked in `gated` is left out when `drop_gated` holds.
+            # Returns the ids drawn, or NULL when nothing was appended.
             """
             CREATE FUNCTION midturn_append(
                 types text[], sessions text[], turns text[], interactions text[],
