@@ -2,6 +2,7 @@
 settles, each beside an anchor measured in the same run.
 
     .venv/bin/python bench/store.py [--asks 100000] [--rows 2000]
+        [--postgres postgresql://postgres@127.0.0.1:5432/test] [--no-postgres]
 
 - memory://: bytes per parked ask (its indexes and its `user_question_requested` event)
   beside the anchor, the bytes of the Interaction and NewEvent handed to the store.
@@ -12,6 +13,11 @@ settles, each beside an anchor measured in the same run.
 - sqlite: WAL frames (one per b-tree page a transaction writes) per park and per settle
   of the runtime's cycle (`Runtime.ask`, `Runtime.answer`: the events it writes, the
   queue read, the turn check), with the background checkpoints held off meanwhile.
+- postgresql: statements sent per park and per settle of the same runtime cycle (the
+  store's own, and the runtime's ask and answer in all, counted on the client around
+  asyncpg's Connection), and milliseconds per park and per settle beside the anchor,
+  one bare `SELECT 1` round trip on the same pool, taken in turn with the cycles.
+  A fresh schema, dropped afterwards.
 """
 
 from __future__ import annotations
@@ -25,12 +31,19 @@ import sqlite3
 import tempfile
 import time
 import tracemalloc
+import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from midturn import Runtime
 from midturn.contract._interactions import Interaction, NewEvent
 from midturn.contract._models import Ask, Option, Question
-from midturn.store import _sqlite_conn, open_store
+from midturn.store import Store, _sqlite_conn, open_store
+
+POSTGRES_URL = os.environ.get(
+    "MIDTURN_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
+)
 
 ASK = Ask(
     questions=(
@@ -179,10 +192,130 @@ async def sqlite_frames(rows: int, folder: Path) -> tuple[float, float]:
     return parks / rows, settles / rows
 
 
+class Statements:
+    """Counts the statements asyncpg connections send, from `install()` on: `execute`
+    without arguments is one simple query, every other call goes through `_execute`."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def install(self) -> None:
+        from asyncpg.connection import Connection
+
+        execute, extended = Connection.execute, Connection._execute
+
+        async def counted_execute(connection: Any, query: str, *args: Any, **kw: Any) -> Any:
+            if not args:
+                self.count += 1
+            return await execute(connection, query, *args, **kw)
+
+        async def counted_extended(connection: Any, *args: Any, **kw: Any) -> Any:
+            self.count += 1
+            return await extended(connection, *args, **kw)
+
+        Connection.execute = counted_execute
+        Connection._execute = counted_extended
+
+
+class CountedStore:
+    """Counts the statements of the store's park and settle, as the runtime calls them."""
+
+    def __init__(self, store: Store, statements: Statements) -> None:
+        self.parks = self.settles = 0
+        for name in ("create_queued", "settle_in_turn"):
+            setattr(store, name, self._counted(getattr(store, name), name, statements))
+
+    def _counted(
+        self, method: Callable[..., Awaitable[Any]], name: str, statements: Statements
+    ) -> Callable[..., Awaitable[Any]]:
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            before = statements.count
+            try:
+                return await method(*args, **kwargs)
+            finally:
+                if name == "create_queued":
+                    self.parks += statements.count - before
+                else:
+                    self.settles += statements.count - before
+
+        return counted
+
+
+def backend_cpu_s(pids: list[int]) -> float | None:
+    """CPU time (user + system) the server processes `pids` have used, from /proc: the
+    server must run on this machine (None otherwise)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+async def postgres_cycle(url: str, rows: int) -> dict[str, float]:
+    """Over `rows` runtime cycles across 100 sessions (after as many of history), per
+    cycle: the store's statements per park and settle, the runtime's per ask and
+    answer, milliseconds per ask, per answer and per bare `SELECT 1`, and the CPU time
+    of this process and of the pool's server processes (a pool of two, both held once
+    to learn their pids)."""
+    statements = Statements()
+    statements.install()
+    async with open_store(f"{url}&pool_min=2&pool_max=2") as store, Runtime(store) as runtime:
+        counted = CountedStore(store, statements)
+        pool = store._db()  # type: ignore[attr-defined]
+        held = [await pool.acquire(), await pool.acquire()]
+        pids = [connection.get_server_pid() for connection in held]
+        for connection in held:
+            await pool.release(connection)
+        answer = {"answers": {"db": "PostgreSQL"}}
+        tool_input = ASK.model_dump(mode="json", exclude_none=True)
+        totals = dict.fromkeys(("ask", "answer", "ask_ms", "answer_ms", "bare_ms"), 0.0)
+        for n in range(2 * rows):
+            measured = n >= rows  # the first half builds the history
+            if n == rows:
+                cpu = (time.process_time(), backend_cpu_s(pids))
+            if measured:
+                counted.parks = counted.settles = 0
+            started, before = time.perf_counter(), statements.count
+            asked, _ = await runtime.ask(f"s{n % 100}", tool_input, turn_id=f"t{n}")
+            parked, after_ask = time.perf_counter(), statements.count
+            await runtime.answer(asked.id, answer)
+            settled, after_answer = time.perf_counter(), statements.count
+            await pool.fetchval("SELECT 1")
+            if measured:
+                totals["ask"] += after_ask - before
+                totals["answer"] += after_answer - after_ask
+                totals["ask_ms"] += 1000 * (parked - started)
+                totals["answer_ms"] += 1000 * (settled - parked)
+                totals["bare_ms"] += 1000 * (time.perf_counter() - settled)
+                totals["park"] = totals.get("park", 0.0) + counted.parks
+                totals["settle"] = totals.get("settle", 0.0) + counted.settles
+        totals["client_cpu_ms"] = 1000 * (time.process_time() - cpu[0])
+        backend = backend_cpu_s(pids)
+        if backend is not None and cpu[1] is not None:
+            totals["server_cpu_ms"] = 1000 * (backend - cpu[1])
+    return {name: value / rows for name, value in totals.items()}
+
+
+async def drop_schema(url: str) -> None:
+    import asyncpg  # type: ignore[import-untyped]
+
+    base, _, schema = url.partition("?schema=")
+    connection = await asyncpg.connect(base)
+    try:
+        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    finally:
+        await connection.close()
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--asks", type=int, default=100_000)
     parser.add_argument("--rows", type=int, default=2_000)
+    parser.add_argument("--postgres", default=POSTGRES_URL)
+    parser.add_argument("--no-postgres", action="store_true")
     args = parser.parse_args()
 
     per_ask, payload = await memory_footprint(args.asks)
@@ -212,6 +345,28 @@ async def main() -> None:
     )
     print(
         f"  WAL frames per park {park_frames:.1f}, per settle {settle_frames:.1f} (the runtime's)"
+    )
+    if args.no_postgres:
+        return
+    url = f"{args.postgres}?schema=bench_store_{uuid.uuid4().hex[:10]}"
+    try:
+        pg = await postgres_cycle(url, args.rows // 4)
+    finally:
+        await drop_schema(url)
+    print(f"postgresql {args.rows // 4} runtime cycles (ask, answer) over 100 sessions")
+    print(
+        f"  statements per park {pg['park']:.2f}, per settle {pg['settle']:.2f} (the store's);"
+        f" per ask {pg['ask']:.2f}, per answer {pg['answer']:.2f} (the runtime's in all)"
+    )
+    print(
+        f"  ms per ask {pg['ask_ms']:.2f}, per answer {pg['answer_ms']:.2f}"
+        f"   anchor: one bare SELECT 1 {pg['bare_ms']:.2f} ms"
+        f"   ratios {pg['ask_ms'] / pg['bare_ms']:.1f}, {pg['answer_ms'] / pg['bare_ms']:.1f}"
+    )
+    server = pg.get("server_cpu_ms")
+    print(
+        f"  CPU per cycle: this process {pg['client_cpu_ms']:.2f} ms, the pool's server"
+        f" processes {'n/a (not local)' if server is None else f'{server:.2f} ms'}"
     )
 
 

@@ -246,6 +246,27 @@ async def test_concurrent_creates_with_one_tool_call_id_over_two_stores_make_one
 
 # -- migrations ---------------------------------------------------------------------------
 
+_INSERT_ROW = (
+    "INSERT INTO midturn_interactions (id, kind, session_id, turn_id,"
+    " tool_call_id, status, created_at, settled_at, body)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+)
+
+
+@contextlib.asynccontextmanager
+async def _at_migration(schema: str, version: int) -> AsyncIterator[asyncpg.Connection]:
+    """A connection to `schema`, created and migrated up to `version` (as an earlier
+    midturn left it), for writing rows as that version's store did."""
+    connection = await asyncpg.connect(POSTGRES_URL, server_settings={"search_path": schema})
+    try:
+        await connection.execute(f'CREATE SCHEMA "{schema}"')
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(_postgres_schema, "MIGRATIONS", _postgres_schema.MIGRATIONS[:version])
+            assert await _postgres_schema.migrate(connection, schema) == version
+        yield connection
+    finally:
+        await connection.close()
+
 
 async def test_stores_opening_together_on_a_new_schema_migrate_it_once(url: str) -> None:
     stores = [open_store(url) for _ in range(4)]
@@ -292,39 +313,130 @@ async def test_queues_of_a_database_from_before_the_pending_counts_start_right(
     """The migration adding the pending counts counts the interactions already pending:
     a park after the upgrade gets the position the rows before it give."""
     schema = url.rpartition("=")[2]
-    connection = await asyncpg.connect(POSTGRES_URL, server_settings={"search_path": schema})
-    try:
-        await connection.execute(f'CREATE SCHEMA "{schema}"')
-        with pytest.MonkeyPatch.context() as patch:
-            before = _before_the_pending_counts(_postgres_schema.MIGRATIONS)
-            patch.setattr(_postgres_schema, "MIGRATIONS", before)
-            assert await _postgres_schema.migrate(connection, schema) == len(before)
+    before = _before_the_pending_counts(_postgres_schema.MIGRATIONS)
+    async with _at_migration(schema, len(before)) as connection:
         for n, status in enumerate(("pending", "pending", "answered", "pending")):
             item = make_ask(f"old{n}", session_id="s1" if n < 3 else "s2")
             columns = interaction_columns(item)
-            await connection.execute(
-                "INSERT INTO midturn_interactions (id, kind, session_id, turn_id,"
-                " tool_call_id, status, created_at, settled_at, body)"
-                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                *{**columns, "status": status}.values(),
-            )
-    finally:
-        await connection.close()
+            await connection.execute(_INSERT_ROW, *{**columns, "status": status}.values())
 
     async with open_store(url) as store:
         assert await store.schema_version() == len(_postgres_schema.MIGRATIONS)
-        positions: list[int] = []
 
-        def events(position: int, waiting: bool) -> list[NewEvent]:
-            positions.append(position)
-            return [requested(make_ask("new"))]
+        async def park(item: Interaction) -> int:
+            """The position `item` was parked at: the events written are the ones
+            chosen last (the store chose for a queue it expected first, and missed)."""
+            positions: list[int] = []
 
-        await store.create_queued(make_ask("new"), events)
-        await store.create_queued(make_ask("other", session_id="s2"), events)
+            def events(position: int, waiting: bool) -> list[NewEvent]:
+                positions.append(position)
+                return [requested(item)]
+
+            _, created, _ = await store.create_queued(item, events)
+            assert created
+            return positions[-1]
+
+        first = await park(make_ask("new"))
+        other = await park(make_ask("other", session_id="s2"))
         await store.settle("old0", status="skipped")
-        await store.create_queued(make_ask("after", turn_id="t2"), events)
+        after = await park(make_ask("after", turn_id="t2"))
 
-    assert positions == [2, 1, 2]
+    assert (first, other, after) == (2, 1, 2)
+
+
+def _before_the_functions() -> int:
+    """How many migrations come before the one that makes a park and a settle one
+    function call each (found by its name)."""
+    names = [migration.name for migration in _postgres_schema.MIGRATIONS]
+    return next(n for n, name in enumerate(names) if "one function call" in name)
+
+
+async def test_a_database_left_by_the_previous_version_upgrades_and_its_queue_carries_on(
+    url: str,
+) -> None:
+    """A database at the migration before the functions, holding a turn's two pending
+    asks and their events as that version's store wrote them: opened by this version,
+    it migrates; a park in a new turn of the session gets position 2 and waits anew,
+    the old asks settle (read first: this store did not park them), and the old turn
+    resumes once, after its last."""
+    schema = url.rpartition("=")[2]
+    old = [make_ask(f"old{n}", tool_call_id=f"call-{n}") for n in range(2)]
+    async with _at_migration(schema, _before_the_functions()) as connection:
+        for item in old:
+            await connection.execute(_INSERT_ROW, *interaction_columns(item).values())
+            await connection.execute(
+                "INSERT INTO midturn_events (type, session_id, turn_id, interaction_id, body)"
+                " VALUES ($1, $2, $3, $4, $5)",
+                "user_question_requested",
+                item.session_id,
+                item.turn_id,
+                item.id,
+                requested(item).model_dump_json(),
+            )
+
+    async with open_store(url) as store:
+        assert await store.schema_version() == len(_postgres_schema.MIGRATIONS)
+        again, created, _ = await store.create_queued(
+            make_ask("again", tool_call_id="call-0"), lambda position, waits: []
+        )
+        assert (again, created) == (old[0], False)
+        chosen: list[tuple[int, bool]] = []
+        item = make_ask("new", turn_id="t2")
+
+        def events(position: int, waits: bool) -> list[NewEvent]:
+            chosen.append((position, waits))
+            return [requested(item)] if waits else [requested(item), note("s1", "t2")]
+
+        _, created, appended = await store.create_queued(item, events)
+        assert created and chosen[-1] == (2, False)
+        assert [event.type for event in appended] == ["user_question_requested", "turn_waiting"]
+        done = [NewEvent(type="turn_resumed", session_id="s1", turn_id="t1")]
+        outcomes = [
+            await store.settle_in_turn(
+                ask.id, session_id="s1", turn_id="t1", status="skipped", turn_done=done
+            )
+            for ask in old
+        ]
+        assert [outcome.won for outcome in outcomes] == [True, True]
+        assert [[event.type for event in outcome.events] for outcome in outcomes] == [
+            [],
+            ["turn_resumed"],
+        ]
+        assert [event.id for event in await store.read_events()] == [1, 2, 3, 4, 5]
+        assert await store.count_pending() == 1
+
+
+async def test_a_session_lock_of_a_replica_on_the_previous_version_holds_a_park_back(
+    url: str,
+) -> None:
+    """The previous version held a session-level lock on the same key across its
+    statements; a park of this version waits for it (a rolling upgrade keeps every
+    write of a session one at a time) and goes on when it is released."""
+    async with open_store(url) as store:
+        schema = url.rpartition("=")[2]
+        key = _postgres_schema.advisory_key("session\x00s1", schema)
+        old_replica = await asyncpg.connect(POSTGRES_URL)
+        watcher = await asyncpg.connect(POSTGRES_URL)
+        try:
+            await old_replica.execute("SELECT pg_advisory_lock($1)", key)
+            ask = make_ask("held")
+            park = asyncio.create_task(store.create_interaction(ask, [requested(ask)]))
+            waiting = None
+            for _ in range(int(SAFETY_S * 100)):  # until its backend waits on the lock
+                waiting = await watcher.fetchval(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'advisory'"
+                    " AND query LIKE '%midturn_park(%'"
+                )
+                if waiting:
+                    break
+                await asyncio.sleep(0.01)
+            assert waiting == 1 and not park.done()
+            await old_replica.execute("SELECT pg_advisory_unlock($1)", key)
+            stored, created, appended = await asyncio.wait_for(park, SAFETY_S)
+        finally:
+            await old_replica.close()
+            await watcher.close()
+        assert (stored, created, len(appended)) == (ask, True, 1)
 
 
 # -- indexes ------------------------------------------------------------------------------
@@ -334,24 +446,12 @@ def _hot_paths() -> dict[str, tuple[str, tuple[object, ...], tuple[str, ...]]]:
     """Every read and write a park, an answer or a stream makes, with example arguments
     and the indexes it must use: those that cost the same however many rows the tables
     hold (the pending ones read only pending rows)."""
-    settle_events = ([], [], [], [], [], 1, ":x", [])
     by_id = "midturn_interactions_id_key"
     by_call = "midturn_interactions_session_id_tool_call_id_key"
     by_turn = "midturn_interactions_pending_by_turn"
     return {
         "get": (sql.GET, ("i1",), (by_id,)),
         "find_by_tool_call": (sql.FIND_BY_TOOL_CALL, ("s1", "call-1"), (by_call,)),
-        "queue before a park": (
-            sql.QUEUE,
-            ("s1", "t1", "call-1"),
-            (by_call, "midturn_queues_pkey", by_turn),
-        ),
-        "settle": (sql.SETTLE, ("i1", "answered", "2026", "{}"), (by_id,)),
-        "settle, turn idle": (
-            sql.SETTLE_APPENDING,
-            ("i1", "answered", "2026", "{}", "s1", "t1", *settle_events),
-            (by_id, by_turn),
-        ),
         "session queue head first": (
             *sql.list_query("s1", None, "pending", None, 50),
             ("midturn_interactions_pending_by_session",),
@@ -417,6 +517,75 @@ async def test_every_hot_path_is_served_by_an_index(url: str, name: str) -> None
     finally:
         await connection.close()
 
+    scans = [line for line in plan.splitlines() if "Seq Scan on midturn_" in line]
+    assert scans == [], plan
+    assert [index for index in indexes if f"{index} " not in f"{plan} "] == [], plan
+
+
+def _function_calls() -> dict[str, tuple[str, tuple[object, ...], tuple[str, ...]]]:
+    """The calls of migration 8's functions a park and a settle make (on `_MANY_ROWS`:
+    `i10` is pending in session s10, turn t1, `i11` settled), with the indexes their
+    statements must use."""
+    ask = make_ask("new", session_id="s1", turn_id="t1", tool_call_id="call-new")
+    events = ([requested(ask).type], ["s1"], ["t1"], ["new"], ["{}"])
+    tail = (1, ":x")
+    by_id = "midturn_interactions_id_key"
+    by_call = "midturn_interactions_session_id_tool_call_id_key"
+    by_turn = "midturn_interactions_pending_by_turn"
+    queues = "midturn_queues_pkey"
+    park = (sql.PARK, (2, *interaction_columns(ask).values(), 0, False, *events, *tail))
+    repeated = make_ask("again", session_id="s10", tool_call_id="call-10")
+    return {
+        "park": (*park, (by_call, queues, by_turn)),
+        "park, a repeated tool call": (
+            sql.PARK,
+            (2, *interaction_columns(repeated).values(), None, None, *events, *tail),
+            (by_call,),
+        ),
+        "settle": (
+            sql.SETTLE,
+            (2, "i10", "answered", "2026", "{}", "s10", "t1", *events, [True], *tail),
+            (by_id, by_turn, queues),
+        ),
+        "settle, lost": (
+            sql.SETTLE,
+            (2, "i11", "answered", "2026", "{}", "s11", "t1", *events, [False], *tail),
+            (by_id,),
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", list(_function_calls()))
+async def test_a_park_and_a_settle_read_through_indexes(url: str, name: str) -> None:
+    """The statements inside the functions, their triggers' included, planned
+    generically (PL/pgSQL caches its plans too) with sequential scans priced out, as
+    `auto_explain` reports them to the client: none scans a midturn table, and each
+    read uses the index made for it."""
+    async with open_store(url):
+        pass
+    query, arguments, indexes = _function_calls()[name]
+    schema = url.rpartition("=")[2]
+    connection = await asyncpg.connect(POSTGRES_URL, server_settings={"search_path": schema})
+    plans: list[str] = []
+    try:
+        await connection.execute(_MANY_ROWS)
+        await connection.execute("LOAD 'auto_explain'")
+        for setting in (
+            "enable_seqscan = off",
+            "plan_cache_mode = force_generic_plan",
+            "auto_explain.log_min_duration = 0",
+            "auto_explain.log_nested_statements = on",
+            "auto_explain.log_level = notice",
+            "client_min_messages = notice",
+        ):
+            await connection.execute(f"SET {setting}")
+        connection.add_log_listener(lambda _, message: plans.append(str(message)))
+        await connection.fetchrow(query, *arguments)
+    finally:
+        await connection.close()
+
+    plan = "\n".join(plans)
+    assert "pg_advisory_xact_lock(session_key)" in plan, plan  # the functions' statements
     scans = [line for line in plan.splitlines() if "Seq Scan on midturn_" in line]
     assert scans == [], plan
     assert [index for index in indexes if f"{index} " not in f"{plan} "] == [], plan
@@ -505,13 +674,15 @@ async def test_the_pending_counts_keep_only_sessions_with_something_pending(url:
     def no_events(position: int, waiting: bool) -> list[NewEvent]:
         return []
 
-    with pytest.MonkeyPatch.context() as patch:
-        migrations = _postgres_schema.MIGRATIONS
-        before = next(n for n, m in enumerate(migrations) if "only for a session" in m.name)
-        patch.setattr(_postgres_schema, "MIGRATIONS", migrations[:before])
-        async with open_store(url) as old:
-            await old.create_queued(make_ask("old", session_id="s0"), no_events)
-            await old.settle("old", status="skipped")  # leaves ("s0", 0) behind, then
+    migrations = _postgres_schema.MIGRATIONS
+    before = next(n for n, m in enumerate(migrations) if "only for a session" in m.name)
+    schema = url.rpartition("=")[2]
+    async with _at_migration(schema, before) as old:
+        # as that version's store wrote a park and its settle: leaves ("s0", 0) behind
+        await old.execute(
+            _INSERT_ROW, *interaction_columns(make_ask("old", session_id="s0")).values()
+        )
+        await old.execute("UPDATE midturn_interactions SET status = 'skipped' WHERE id = 'old'")
     async with open_store(url) as store:
         for n in range(3):
             await store.create_queued(make_ask(f"a{n}", session_id="s1"), no_events)
@@ -520,7 +691,6 @@ async def test_the_pending_counts_keep_only_sessions_with_something_pending(url:
         for n in range(3):
             await store.settle(f"a{n}", status="skipped")
         assert await store.count_pending() == 2
-        schema = url.rpartition("=")[2]
         connection = await asyncpg.connect(POSTGRES_URL, server_settings={"search_path": schema})
         try:
             await connection.execute("DELETE FROM midturn_interactions WHERE id = 'c0'")

@@ -1,6 +1,6 @@
-"""The PostgreSQL store's connection pool: a connection goes back to the pool without a
-reset statement (one round trip fewer on every use), except one that may still hold a
-session lock, which is reset so that the lock is released.
+"""The PostgreSQL store's round trips: a connection goes back to the pool without a
+reset statement (one round trip fewer on every use: no write leaves a lock or anything
+else on it), and a park and a settle are one statement each.
 
 Each test works in a fresh schema of the test database, dropped afterwards. Without a
 server the tests skip, except under `CI=true`, where they fail.
@@ -14,11 +14,12 @@ from collections.abc import AsyncIterator
 import pytest
 from tests._postgres import POSTGRES_URL, fresh_schema
 
+from midturn.contract._interactions import Interaction, NewEvent
 from midturn.errors import NotFound
-from midturn.store import open_store
+from midturn.store import QueuedEvents, Store, open_store
 from midturn.store._postgres import PostgresStore
 from midturn.store._postgres_schema import advisory_key
-from midturn.testing.conformance._data import RESULT, answered, make_ask, requested
+from midturn.testing.conformance._data import RESULT, answered, make_ask, note, requested
 
 asyncpg = pytest.importorskip("asyncpg")
 
@@ -59,41 +60,111 @@ async def test_a_connection_goes_back_to_the_pool_without_a_reset_statement(url:
         await store.get_interaction("ia_not_there")
         assert "midturn_interactions" in await _last_statement(pid)
         ask = make_ask("ia_pool_1")
-        await store.create_interaction(ask)  # under the session's lock: unlocked last
-        assert "pg_advisory_unlock($1" in await _last_statement(pid)
+        await store.create_interaction(ask)  # the session's lock is released at commit
+        assert "midturn_park(" in await _last_statement(pid)
 
 
-async def test_a_connection_whose_unlock_was_cancelled_is_reset_and_the_lock_released(
-    url: str,
-) -> None:
+async def test_a_cancelled_park_completes_and_leaves_the_session_lock_free(url: str) -> None:
     async with open_store(url) as store:
         assert isinstance(store, PostgresStore)
-        session_id = "s_cancelled_unlock"
-        key = advisory_key(f"session\x00{session_id}", store._schema or "")
-        inside = asyncio.Event()
-
-        async def hold() -> None:
-            async with store._session_locked(session_id):
-                inside.set()
-                await asyncio.sleep(SAFETY_S)
-
-        task = asyncio.create_task(hold())
-        await asyncio.wait_for(inside.wait(), SAFETY_S)
-        task.cancel()  # the block ends: its unlock starts ...
-        await asyncio.sleep(0)
-        task.cancel()  # ... and is cancelled in its turn
+        ask = make_ask("ia_pool_cancelled")
+        task = asyncio.create_task(store.create_interaction(ask, [requested(ask)]))
+        await asyncio.sleep(0)  # the statement is on its way
+        task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
         other = await asyncpg.connect(POSTGRES_URL)
         try:
-            # the lock comes free once the connection is back in the pool, reset
             await other.execute(f"SET lock_timeout = '{int(SAFETY_S)}s'")
+            key = advisory_key(f"session\x00{ask.session_id}", store._schema or "")
             await other.execute("SELECT pg_advisory_lock($1)", key)
             await other.execute("SELECT pg_advisory_unlock($1)", key)
         finally:
             await other.close()
-        # and the pool still works
-        assert await store.get_interaction("ia_not_there") is None
+        # the park happened whole, and the pool still works
+        assert await store.get_interaction(ask.id) == ask
+        assert [event.type for event in await store.read_events()] == ["user_question_requested"]
+
+
+class _Statements:
+    """Counts the statements every asyncpg connection sends (the real driver sends
+    them): `execute` without arguments is a simple query, everything else an extended
+    one through `_execute`."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        connection_class = asyncpg.connection.Connection
+        execute, extended = connection_class.execute, connection_class._execute
+
+        async def counted_execute(connection: object, query: str, *args: object) -> object:
+            if not args:
+                self.count += 1
+            return await execute(connection, query, *args)
+
+        async def counted_extended(connection: object, *args: object, **kwargs: object) -> object:
+            self.count += 1
+            return await extended(connection, *args, **kwargs)
+
+        monkeypatch.setattr(connection_class, "execute", counted_execute)
+        monkeypatch.setattr(connection_class, "_execute", counted_extended)
+
+    def since(self, mark: int) -> int:
+        return self.count - mark
+
+
+async def test_a_park_and_a_settle_are_one_statement_each(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the runtime parks and settles: `create_queued` with the events chosen from the
+    queue, `settle_in_turn` with `turn_resumed` gated on the turn's last one. A park
+    into a queue another store changed costs one statement more (its first guess
+    misses), a settle of an interaction another store parked one more (it reads it)."""
+    async with open_store(url) as store, open_store(url) as other:
+        statements = _Statements(monkeypatch)
+        counts: list[tuple[str, int]] = []
+
+        def chooser(item: Interaction) -> QueuedEvents:
+            def events(position: int, waiting: bool) -> list[NewEvent]:
+                return [requested(item)] if waiting else [requested(item), note(item.session_id)]
+
+            return events
+
+        async def park(on: Store, item: Interaction) -> None:
+            mark = statements.count
+            _, created, _ = await on.create_queued(item, chooser(item))
+            assert created
+            counts.append((f"park {item.id}", statements.since(mark)))
+
+        async def settle(on: Store, item: Interaction) -> None:
+            mark = statements.count
+            outcome = await on.settle_in_turn(
+                item.id,
+                session_id=item.session_id,
+                turn_id=item.turn_id,
+                status="answered",
+                result=RESULT,
+                events=[answered(item)],
+                turn_done=[note(item.session_id)],
+            )
+            assert outcome.won
+            counts.append((f"settle {item.id}", statements.since(mark)))
+
+        first, second, third = (make_ask(f"ia_{n}", turn_id=f"t{n}") for n in range(3))
+        await park(store, first)
+        await settle(store, first)
+        await park(store, second)
+        await park(other, third)  # the other store has not seen the session's queue
+        await settle(store, third)  # nor has this one seen the interaction
+        await settle(store, second)
+
+    assert counts == [
+        ("park ia_0", 1),
+        ("settle ia_0", 1),
+        ("park ia_1", 1),
+        ("park ia_2", 2),
+        ("settle ia_2", 2),
+        ("settle ia_1", 1),
+    ]
 
 
 class _Checkouts:

@@ -175,8 +175,10 @@ class Store(abc.ABC):
         are `events(position, turn_waiting)`, where `position` is the number of pending
         interactions of `interaction.session_id` and `turn_waiting` whether one of them
         has `interaction.turn_id`. `events` must be cheap and must not block; a backend
-        may call it inside its write transaction, on another thread, or not at all when
-        the `tool_call_id` repeats (nothing is written then).
+        may call it inside its write transaction, on another thread, more than once (for
+        the queue it expected, then for the one it found: the last call's events are
+        written; PostgreSQL does), or not at all when the `tool_call_id` repeats
+        (nothing is written then).
 
         This version reads the queue, then creates: two steps, which a backend overrides
         to make the position exact across processes (every shipped backend does: memory

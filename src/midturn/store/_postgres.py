@@ -10,18 +10,26 @@ which midturn takes for itself (any other is passed on to asyncpg):
 
 How it stays correct with many processes:
 
-- Every write of a session's interactions holds the session's advisory lock (session
-  level, one key per schema and session) from before its first read until after its
-  write has committed (`_session_locked`). The write itself is one statement, so one
-  round trip and one transaction (`_postgres_sql.py`), and each statement after the lock
-  sees all that the lock's previous holders committed: a park's queue position and
-  whether its turn waits (`QUEUE`), and whether a settle leaves its turn idle, are exact
-  across processes. The session lock is taken before any other. Settling is a
-  compare-and-set, `UPDATE … WHERE id = $1 AND
-  status = 'pending' RETURNING …`, in the same statement as the inserts of its events,
-  which happen only when the update did. PostgreSQL locks
-  the row for the first updater; every other waits, re-reads the row, finds it settled
-  and updates nothing. Exactly one wins.
+- Every write of a session's interactions holds the session's advisory lock (one key
+  per schema and session) from before its first read until its commit: a park and a
+  settle are each one call of a function of the schema (`midturn_park`,
+  `midturn_settle`, migration 8; `_postgres_sql.py`), so one round trip and one
+  transaction, which takes the lock at the transaction level first, and whose later
+  statements see all that the lock's previous holders committed: a park's queue
+  position and whether its turn waits, and whether a settle leaves its turn idle, are
+  exact across processes. The session lock is taken before any other. Settling is a
+  compare-and-set, `UPDATE … WHERE id = … AND status = 'pending'`, in the same
+  transaction as the inserts of its events, which happen only when the update did.
+  PostgreSQL locks the row for the first updater; every other waits, re-reads the row,
+  finds it settled and updates nothing. Exactly one wins.
+- A park's events depend on the queue (`create_queued`), which only the function reads.
+  So the store chooses them for the queue it expects (what its last write of the
+  session left, `_queues`), the function parks only when the queue is that one, and
+  otherwise returns the queue it found, for which the store chooses again: one round
+  trip when the store knew, two when another process had changed the session. A settle
+  needs the interaction as it stands: for one this store parked and has not settled it
+  is the interaction as parked (a pending row never changes), otherwise it is read
+  first.
 - Event ids come from an identity column, and a sequence hands out values when they are
   asked for, not when their transaction commits: without care, a transaction holding id
   7 could commit after one holding id 8, and a reader that had already moved past 8 would
@@ -43,8 +51,7 @@ How it stays correct with many processes:
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -85,18 +92,12 @@ from midturn.store._postgres_sql import (
     APPEND,
     CHANNEL,
     COUNT_PENDING,
-    CREATE,
-    CREATE_APPENDING,
     FIND_BY_TOOL_CALL,
     GET,
-    LOCK_SESSION,
-    LOCK_SESSION_READING,
-    QUEUE,
+    PARK,
     READ_EVENTS,
     READ_SESSION_EVENTS,
     SETTLE,
-    SETTLE_APPENDING,
-    UNLOCK_SESSION,
     list_query,
 )
 from midturn.store._postgres_url import parse_url, redact
@@ -107,6 +108,10 @@ _CLOSE_TIMEOUT_S = 10.0
 NOTIFY_HOLD_S = 0.05
 """The longest a notification that came in during a write of this store waits (see
 `_on_payload`): a write ending announces it at once."""
+KEPT = 4096
+"""How many sessions' queues (`_queues`) and parked interactions (`_parked`) a store
+remembers, the longest unwritten forgotten first. Forgetting costs a round trip: a park
+into a forgotten session's queue may miss once, a settle reads the interaction first."""
 T = TypeVar("T")
 
 
@@ -127,8 +132,12 @@ class PostgresStore(PostgresOutbox, Store):
         self._unannounced = 0
         """The newest id this store appended (its listeners are told of it by
         `_shielded`)."""
-        self._locking: set[int] = set()
-        """Server pids of pooled connections that may still hold a session lock."""
+        self._queues: dict[str, tuple[int, str, bool]] = {}
+        """Per session, as this store's last write of it left the queue: the number
+        pending, a turn, and whether that turn waits (the queue a park expects)."""
+        self._parked: dict[str, Interaction] = {}
+        """Pending interactions this store parked, as parked (as their rows stand while
+        pending: only a settle changes a row), for their settles."""
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -181,16 +190,11 @@ class PostgresStore(PostgresOutbox, Store):
 
     async def _reset(self, connection: Any) -> None:
         """What a pooled connection undoes on its way back to the pool (asyncpg has
-        rolled back any transaction left open). The store's statements leave nothing
-        behind on a connection (no cursor, no LISTEN, no setting) but a session lock,
-        and `_session_locked` releases its own; so only a connection whose unlock did not
-        run to its end (cancelled) runs asyncpg's full reset, which releases every
-        advisory lock. Every other goes back as it is: the reset statement would be one
-        more round trip on every use of the pool, while the connection stays taken."""
-        pid = connection.get_server_pid()
-        if pid in self._locking:
-            self._locking.discard(pid)
-            await connection.execute(connection.get_reset_query())
+        rolled back any transaction left open): nothing. The store's statements leave
+        nothing behind on a connection (no cursor, no LISTEN, no setting, no lock: each
+        write is one transaction, its locks released at commit), and asyncpg's reset
+        statement would be one more round trip on every use of the pool, while the
+        connection stays taken."""
 
     async def aclose(self) -> None:
         listener, self._listener = self._listener, None
@@ -251,17 +255,20 @@ class PostgresStore(PostgresOutbox, Store):
         was down is in the log, so point the readers at its end."""
         self._heard_up_to(await self.last_event_id())
 
-    def _append_arguments(self, events: Sequence[NewEvent]) -> tuple[object, ...]:
-        """The seven parameters of an appending statement (see _postgres_sql.py)."""
-        return (
+    def _append_arguments(
+        self, events: Sequence[NewEvent], gated: Sequence[bool] | None = None
+    ) -> tuple[object, ...]:
+        """The events' parameters of a writing statement (see _postgres_sql.py), with
+        `gated` (which of them wait for the turn to be idle) for `SETTLE`."""
+        arrays = (
             [new.type for new in events],
             [new.session_id for new in events],
             [new.turn_id for new in events],
             [new.interaction_id for new in events],
             [dump_event(new) for new in events],
-            self._lock_key,
-            f":{self._schema or ''}",
         )
+        extra = () if gated is None else (list(gated),)
+        return (*arrays, *extra, self._lock_key, f":{self._schema or ''}")
 
     def _appended(self, events: Sequence[NewEvent], ids: list[int] | None) -> tuple[Event, ...]:
         """The events under the ids their statement drew (the statement has committed:
@@ -278,31 +285,6 @@ class PostgresStore(PostgresOutbox, Store):
         """Tell the listeners of every event this store has appended, and of what a
         notification held back (`_on_payload`) said."""
         self._heard_up_to(max(self._unannounced, self._held_back))
-
-    async def _statement(
-        self,
-        db: Any,
-        plain: str | None,
-        appending: str,
-        change: Sequence[object],
-        events: Sequence[NewEvent],
-        when_idle: Sequence[bool] | None = None,
-    ) -> tuple[bool, tuple[Event, ...]]:
-        """Run one write statement on `db` (the pool or a connection): `plain` without
-        events, `appending` with them (and with `when_idle`, the gate of each event, see
-        `_appending` in _postgres_sql.py). Returns whether it changed something, and the
-        events it appended (announced by `_shielded`, which runs every write)."""
-        if not events:
-            assert plain is not None
-            return await db.fetchval(plain, *change) is not None, ()
-        arguments = self._append_arguments(events)
-        if when_idle is not None:
-            arguments += (list(when_idle),)
-        row = await db.fetchrow(appending, *change, *arguments)
-        ids = row["ids"] or []
-        if when_idle is not None and len(ids) < len(events):  # the gated ones were left out
-            events = [new for new, gated in zip(events, when_idle, strict=True) if not gated]
-        return bool(row["changed"]), self._appended(events, ids)
 
     async def _shielded(self, work: Callable[[], Awaitable[T]]) -> T:
         """`await work()`, shielded from the caller's cancellation: once sent, a statement
@@ -334,46 +316,30 @@ class PostgresStore(PostgresOutbox, Store):
         self._writing -= 1
         self._announce()
 
-    async def _write(
-        self,
-        plain: str | None,
-        appending: str,
-        change: Sequence[object],
-        events: Sequence[NewEvent],
-    ) -> tuple[bool, tuple[Event, ...]]:
-        """One write statement on any pooled connection (see `_statement`), shielded."""
-        pool = self._db()
-        return await self._shielded(lambda: self._statement(pool, plain, appending, change, events))
+    def _session_key(self, session_id: str) -> int:
+        """The session lock's key, the same in every process (and in earlier versions,
+        whose session-level lock of this key excludes a function's alike)."""
+        return advisory_key(f"session\x00{session_id}", self._schema or "")
 
-    @contextlib.asynccontextmanager
-    async def _session_locked(
-        self, session_id: str, reading: str | None = None
-    ) -> AsyncIterator[tuple[Any, str | None]]:
-        """A connection holding the session's advisory lock (`LOCK_SESSION`) until the
-        block has ended. Its statements run one by one, each in its own transaction:
-        each one sees what every earlier holder of the lock committed. With `reading`
-        (an interaction id), that interaction's body is read in the statement that takes
-        the lock (`LOCK_SESSION_READING`) and handed out beside the connection (None
-        when there is none): it is what a read just before the lock would see, since the
-        statement's snapshot is taken before it waits for the lock."""
-        key = advisory_key(f"session\x00{session_id}", self._schema or "")
-        async with self._db().acquire() as connection:
-            pid = connection.get_server_pid()
-            self._locking.add(pid)  # until the unlock has run (see `_reset`)
-            body: str | None = None
-            if reading is None:
-                await connection.execute(LOCK_SESSION, key)
-            else:
-                body = await connection.fetchval(LOCK_SESSION_READING, key, reading)
-            try:
-                yield connection, body
-            finally:
-                try:
-                    await connection.execute(UNLOCK_SESSION, key)
-                    self._locking.discard(pid)
-                except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
-                    # The connection failed: its session, and with it the lock, ends.
-                    connection.terminate()
+    def _expected_queue(self, session_id: str, turn_id: str) -> tuple[int, bool]:
+        """The queue a park of `turn_id` expects: as this store's last write of the
+        session left it, or empty for a session it has not written."""
+        known = self._queues.get(session_id)
+        if known is None:
+            return 0, False
+        pending, turn, waits = known
+        return pending, waits and turn == turn_id
+
+    def _saw_queue(self, session_id: str, pending: int, turn_id: str, waits: bool) -> None:
+        self._queues.pop(session_id, None)
+        self._queues[session_id] = (pending, turn_id, waits)
+        if len(self._queues) > KEPT:
+            del self._queues[next(iter(self._queues))]
+
+    def _keep_parked(self, interaction: Interaction) -> None:
+        self._parked[interaction.id] = interaction
+        if len(self._parked) > KEPT:
+            del self._parked[next(iter(self._parked))]
 
     # -- sessions --------------------------------------------------------------------
 
@@ -413,46 +379,49 @@ class PostgresStore(PostgresOutbox, Store):
     async def create_interaction(
         self, interaction: Interaction, events: Sequence[NewEvent] = ()
     ) -> tuple[Interaction, bool, tuple[Event, ...]]:
-        self._db()
-        check_new_interaction(interaction)
-        change = tuple(interaction_columns(interaction).values())
-
-        async def create() -> tuple[bool, tuple[Event, ...]]:
-            async with self._session_locked(interaction.session_id) as (connection, _):
-                return await self._statement(connection, CREATE, CREATE_APPENDING, change, events)
-
-        created, appended = await self._shielded(create)
-        if created:
-            return interaction, True, appended
-        return await self._not_created(interaction)
+        return await self._park(interaction, lambda _position, _waits: events, queued=False)
 
     async def create_queued(
         self, interaction: Interaction, events: QueuedEvents
     ) -> tuple[Interaction, bool, tuple[Event, ...]]:
-        """Under the session's lock: read the queue (`QUEUE`), choose the events, insert.
-        Every other write of the session waits for the lock, so the position and the
-        turn's state are exact across processes, and each costs an index probe."""
-        self._db()
+        """One call of `midturn_park` when the session's queue is the one this store
+        expects (see the module's docstring), two when it is not."""
+        return await self._park(interaction, events, queued=True)
+
+    async def _park(
+        self, interaction: Interaction, events: QueuedEvents, *, queued: bool
+    ) -> tuple[Interaction, bool, tuple[Event, ...]]:
+        """`midturn_park` under the session's lock: with `queued`, its events chosen by
+        `events` for the queue expected, and again for the queue found until the two
+        agree (each miss is another write of the session committed meanwhile)."""
+        pool = self._db()
         check_new_interaction(interaction)
-        change = tuple(interaction_columns(interaction).values())
+        columns = tuple(interaction_columns(interaction).values())
         session_id, turn_id = interaction.session_id, interaction.turn_id
+        key = self._session_key(session_id)
 
-        async def create() -> tuple[Interaction | None, bool, tuple[Event, ...]]:
-            async with self._session_locked(session_id) as (connection, _):
-                queue = await connection.fetchrow(
-                    QUEUE, session_id, turn_id, interaction.tool_call_id
+        async def park() -> tuple[Any, tuple[Event, ...]]:
+            position, waits = self._expected_queue(session_id, turn_id)
+            while True:
+                chosen = events(position, waits)
+                expected = (position, waits) if queued else (None, None)
+                row = await pool.fetchrow(
+                    PARK, key, *columns, *expected, *self._append_arguments(chosen)
                 )
-                if queue["existing"] is not None:
-                    return load_interaction(queue["existing"]), False, ()
-                chosen = events(int(queue["position"]), bool(queue["waiting"]))
-                created, appended = await self._statement(
-                    connection, CREATE, CREATE_APPENDING, change, chosen
-                )
-                return (interaction if created else None), created, appended
+                if row["outcome"] != "missed":
+                    break
+                position, waits = int(row["queue_position"]), bool(row["turn_waits"])
+            if row["outcome"] != "created":
+                return row, ()
+            self._saw_queue(session_id, int(row["queue_position"]) + 1, turn_id, True)
+            self._keep_parked(interaction)
+            return row, self._appended(chosen, row["event_ids"])
 
-        stored, created, appended = await self._shielded(create)
-        if stored is not None:
-            return stored, created, appended
+        row, appended = await self._shielded(park)
+        if row["outcome"] == "created":
+            return interaction, True, appended
+        if row["outcome"] == "existing":
+            return load_interaction(row["existing"]), False, ()
         return await self._not_created(interaction)
 
     async def _not_created(
@@ -522,87 +491,63 @@ class PostgresStore(PostgresOutbox, Store):
         events: Sequence[NewEvent] = (),
         turn_done: Sequence[NewEvent] = (),
     ) -> Settle:
-        """The compare-and-set, under the session's lock, with `turn_done` appended in
-        the same statement when nothing else of the turn is pending (`_TURN_IDLE`): of
-        two racing settles of a turn's last two interactions, the second to take the
-        lock sees the first one's settle committed, and appends `turn_done`.
+        """The compare-and-set, in one call of `midturn_settle` under the session's
+        lock, with `turn_done` appended in the same transaction when nothing else of the
+        turn is pending: of two racing settles of a turn's last two interactions, the
+        second to take the lock sees the first one's settle committed, and appends
+        `turn_done`. The session and turn are the interaction's own (as stored; those
+        named are not needed).
 
-        When the caller names the session (the runtime does), the interaction is read in
-        the statement that takes the session's lock: a round trip and a pool checkout
-        fewer than reading it first. Either way the copy read may be stale once the lock
-        is held; the compare-and-set decides."""
-
-        def change_of(current: Interaction) -> tuple[Interaction, tuple[object, ...]]:
-            settled = settled_copy(
-                current,
-                status=status,
-                result=result,
-                decision=decision,
-                settled_by=settled_by,
-                settled_at=settled_at,
-            )
-            columns = interaction_columns(settled)
-            change = (interaction_id, columns["status"], columns["settled_at"], columns["body"])
-            return settled, change
-
-        appending = [*events, *turn_done]
-        when_idle = [False] * len(events) + [True] * len(turn_done)
-
-        async def write(
-            connection: Any, current: Interaction, change: tuple[object, ...]
-        ) -> tuple[bool, tuple[Event, ...]]:
-            if not appending:
-                return await self._statement(connection, SETTLE, "", change, ())
-            turn = (current.session_id, current.turn_id)
-            return await self._statement(
-                connection, None, SETTLE_APPENDING, (*change, *turn), appending, when_idle
-            )
-
-        if session_id and not _unstorable(session_id, interaction_id):
-            self._db()
-
-            async def read_and_update() -> tuple[Interaction | None, Settle | None]:
-                async with self._session_locked(session_id, interaction_id) as (connection, body):
-                    current = None if body is None else load_interaction(body)
-                    if current is None or current.session_id != session_id:
-                        return current, None  # not this session's: the general path
-                    settled, change = change_of(current)
-                    if current.status != "pending":
-                        return current, Settle(interaction=current, won=False)
-                    won, appended = await write(connection, current, change)
-                    if won:
-                        return current, Settle(interaction=settled, won=True, events=appended)
-                    return current, None  # another settle committed first: read its row
-
-            found, outcome = await self._shielded(read_and_update)
-            if outcome is not None:
-                return outcome
-            if found is None:
-                raise NotFound(f"no interaction with id {interaction_id!r} in this store")
-            if found.session_id == session_id:
-                return await self._lost(interaction_id)
-        current = await self.get_interaction(interaction_id)
+        The interaction as it stands is the one this store parked, when it has not
+        settled it yet (a pending row is never changed but by a settle, and the
+        compare-and-set finds it pending or not); else it is read first. Either way the
+        compare-and-set decides, and a loser gets the row as the winner left it."""
+        current = self._parked.get(interaction_id)
         if current is None:
-            raise NotFound(f"no interaction with id {interaction_id!r} in this store")
-        settled, change = change_of(current)
+            current = await self.get_interaction(interaction_id)
+            if current is None:
+                raise NotFound(f"no interaction with id {interaction_id!r} in this store")
+        settled = settled_copy(
+            current,
+            status=status,
+            result=result,
+            decision=decision,
+            settled_by=settled_by,
+            settled_at=settled_at,
+        )
         if current.status != "pending":
             return Settle(interaction=current, won=False)
+        pool = self._db()
+        columns = interaction_columns(settled)
+        session_id, turn_id = current.session_id, current.turn_id
+        appending = [*events, *turn_done]
+        gated = [False] * len(events) + [True] * len(turn_done)
+        arguments = (
+            self._session_key(session_id),
+            interaction_id,
+            columns["status"],
+            columns["settled_at"],
+            columns["body"],
+            session_id,
+            turn_id,
+            *self._append_arguments(appending, gated),
+        )
 
-        async def update() -> tuple[bool, tuple[Event, ...]]:
-            async with self._session_locked(current.session_id) as (connection, _):
-                return await write(connection, current, change)
+        async def settle() -> tuple[Any, tuple[Event, ...]]:
+            row = await pool.fetchrow(SETTLE, *arguments)
+            self._parked.pop(interaction_id, None)
+            if not row["won"]:
+                return row, ()
+            waits = bool(row["turn_waits"])
+            self._saw_queue(session_id, int(row["session_pending"]), turn_id, waits)
+            return row, self._appended(events if waits else appending, row["event_ids"])
 
-        won, appended = await self._shielded(update)
-        if not won:
-            return await self._lost(interaction_id)
-        return Settle(interaction=settled, won=True, events=appended)
-
-    async def _lost(self, interaction_id: str) -> Settle:
-        """Another settle committed first (the UPDATE waited for it): its row, read."""
-        now = await self.get_interaction(interaction_id)
-        if now is None:  # settled long ago, and pruned since
+        row, appended = await self._shielded(settle)
+        if row["won"]:
+            return Settle(interaction=settled, won=True, events=appended)
+        if row["current_body"] is None:  # settled by another, and pruned since
             raise NotFound(f"no interaction with id {interaction_id!r} in this store")
-        return Settle(interaction=now, won=False)
+        return Settle(interaction=load_interaction(row["current_body"]), won=False)
 
     async def list_interactions(
         self,
@@ -693,11 +638,15 @@ class PostgresStore(PostgresOutbox, Store):
     # -- events ----------------------------------------------------------------------
 
     async def append_events(self, events: Sequence[NewEvent]) -> tuple[Event, ...]:
-        self._db()
+        pool = self._db()
         if not events:
             return ()
-        _, appended = await self._write(None, APPEND, (), events)
-        return appended
+        arguments = self._append_arguments(events)
+
+        async def append() -> tuple[Event, ...]:
+            return self._appended(events, await pool.fetchval(APPEND, *arguments))
+
+        return await self._shielded(append)
 
     async def read_events(
         self, after_id: int = 0, *, session_id: str | None = None, limit: int = 1000

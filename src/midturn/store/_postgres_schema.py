@@ -298,6 +298,154 @@ MIGRATIONS: tuple[Migration, ...] = (
             "DELETE FROM midturn_queues WHERE pending = 0",
         ),
     ),
+    Migration(
+        8,
+        "a park and a settle are one function call each: one round trip to the server",
+        (
+            # The append every write makes (the two functions below, and `APPEND` of
+            # `_postgres_sql.py`): the events (parallel arrays, in their order) under
+            # the append lock (the last lock a write takes, held until commit: ids
+            # commit in the order drawn), then `pg_notify` with the newest id, delivered
+            # at commit. An event marked in `gated` is left out when `drop_gated` holds.
+            # Returns the ids drawn, or NULL when nothing was appended.
+            """
+            CREATE FUNCTION midturn_append(
+                types text[], sessions text[], turns text[], interactions text[],
+                bodies text[], gated boolean[], drop_gated boolean,
+                append_key bigint, notify_suffix text
+            ) RETURNS bigint[]
+            LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+            DECLARE
+                drawn bigint[];
+            BEGIN
+                IF coalesce(cardinality(types), 0) = 0 THEN
+                    RETURN NULL;
+                END IF;
+                PERFORM pg_advisory_xact_lock(append_key);
+                WITH inserted AS (
+                    INSERT INTO midturn_events
+                        (type, session_id, turn_id, interaction_id, body)
+                    SELECT e.type, e.session_id, e.turn_id, e.interaction_id, e.body
+                    FROM unnest(types, sessions, turns, interactions, bodies, gated)
+                        WITH ORDINALITY AS e (type, session_id, turn_id, interaction_id,
+                            body, gated, position)
+                    WHERE NOT (drop_gated AND e.gated)
+                    ORDER BY e.position
+                    RETURNING id
+                )
+                SELECT array_agg(id ORDER BY id) INTO drawn FROM inserted;
+                IF drawn IS NOT NULL THEN
+                    PERFORM pg_notify('midturn_events',
+                        drawn[cardinality(drawn)]::text || notify_suffix);
+                END IF;
+                RETURN drawn;
+            END
+            $$
+            """,
+            # A park, whole, in one transaction: the session's lock (a transaction lock
+            # on the key the session-level lock of earlier versions uses, so a replica
+            # still running one excludes it alike), then, each statement with a fresh
+            # snapshot that sees what the lock's previous holder committed: the row of a
+            # repeated tool call (`existing`), the queue (`queue_position`: the
+            # session's pending count; `turn_waits`: one of the turn is pending), the
+            # insert and the append. The caller chose the events for a queue it
+            # expected (`expected_position`, `expected_waits`); when the queue is
+            # another (`missed`), nothing is written and the caller, told the queue,
+            # chooses again. NULL expected: park whatever the queue. `taken`: the id is
+            # another interaction's.
+            """
+            CREATE FUNCTION midturn_park(
+                session_key bigint,
+                p_id text, p_kind text, p_session_id text, p_turn_id text,
+                p_tool_call_id text, p_status text, p_created_at text,
+                p_settled_at text, p_body text,
+                expected_position bigint, expected_waits boolean,
+                types text[], sessions text[], turns text[], interactions text[],
+                bodies text[], append_key bigint, notify_suffix text,
+                OUT outcome text, OUT queue_position bigint, OUT turn_waits boolean,
+                OUT existing text, OUT event_ids bigint[]
+            )
+            LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+            BEGIN
+                PERFORM pg_advisory_xact_lock(session_key);
+                IF p_tool_call_id IS NOT NULL THEN
+                    SELECT body INTO existing FROM midturn_interactions
+                    WHERE session_id = p_session_id AND tool_call_id = p_tool_call_id;
+                    IF existing IS NOT NULL THEN
+                        outcome := 'existing';
+                        RETURN;
+                    END IF;
+                END IF;
+                SELECT coalesce(
+                    (SELECT pending FROM midturn_queues WHERE session_id = p_session_id), 0
+                ) INTO queue_position;
+                SELECT EXISTS (
+                    SELECT 1 FROM midturn_interactions
+                    WHERE session_id = p_session_id AND turn_id = p_turn_id
+                        AND status = 'pending'
+                ) INTO turn_waits;
+                IF expected_position IS NOT NULL AND (queue_position, turn_waits)
+                        IS DISTINCT FROM (expected_position, expected_waits) THEN
+                    outcome := 'missed';
+                    RETURN;
+                END IF;
+                INSERT INTO midturn_interactions (id, kind, session_id, turn_id,
+                    tool_call_id, status, created_at, settled_at, body)
+                VALUES (p_id, p_kind, p_session_id, p_turn_id, p_tool_call_id, p_status,
+                    p_created_at, p_settled_at, p_body)
+                ON CONFLICT DO NOTHING;
+                IF NOT FOUND THEN
+                    outcome := 'taken';
+                    RETURN;
+                END IF;
+                outcome := 'created';
+                event_ids := midturn_append(types, sessions, turns, interactions, bodies,
+                    NULL, false, append_key, notify_suffix);
+            END
+            $$
+            """,
+            # A settle, whole, in one transaction: the session's lock, the
+            # compare-and-set (`won`), and for the winner whether the turn still waits
+            # on another (`turn_waits`; the events marked in `gated` are appended only
+            # when it does not), the session's pending count left and the append. The
+            # loser gets the row as the winner left it (`current_body`; NULL when there is
+            # none).
+            """
+            CREATE FUNCTION midturn_settle(
+                session_key bigint,
+                p_id text, p_status text, p_settled_at text, p_body text,
+                p_session_id text, p_turn_id text,
+                types text[], sessions text[], turns text[], interactions text[],
+                bodies text[], gated boolean[], append_key bigint, notify_suffix text,
+                OUT won boolean, OUT current_body text, OUT turn_waits boolean,
+                OUT session_pending bigint, OUT event_ids bigint[]
+            )
+            LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+            BEGIN
+                PERFORM pg_advisory_xact_lock(session_key);
+                UPDATE midturn_interactions
+                SET status = p_status, settled_at = p_settled_at, body = p_body
+                WHERE id = p_id AND status = 'pending';
+                won := FOUND;
+                IF NOT won THEN
+                    SELECT body INTO current_body FROM midturn_interactions WHERE id = p_id;
+                    RETURN;
+                END IF;
+                SELECT EXISTS (
+                    SELECT 1 FROM midturn_interactions
+                    WHERE session_id = p_session_id AND turn_id = p_turn_id
+                        AND status = 'pending'
+                ) INTO turn_waits;
+                SELECT coalesce(
+                    (SELECT pending FROM midturn_queues WHERE session_id = p_session_id), 0
+                ) INTO session_pending;
+                event_ids := midturn_append(types, sessions, turns, interactions, bodies,
+                    gated, turn_waits, append_key, notify_suffix);
+            END
+            $$
+            """,
+        ),
+    ),
 )
 
 

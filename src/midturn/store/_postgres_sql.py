@@ -1,25 +1,20 @@
 """The PostgreSQL store's writes, each one statement (one round trip, one implicit
 transaction).
 
-A write that publishes events is a single statement with data-modifying CTEs, in this
-order of dependence:
+A park and a settle are each a call of a PL/pgSQL function of the schema (migration 8,
+`_postgres_schema.py`), which does the whole write in the call's transaction: it takes
+the session's lock (a transaction-level advisory lock, released at commit), reads what
+the write depends on (each statement of a function sees what was committed before it
+started, so after the lock: what the lock's previous holder committed), makes the change
+and appends its events through `midturn_append`, which takes the append lock (the last
+lock a write takes, held until commit, so event ids commit in the order drawn) and runs
+`pg_notify` with the newest id, delivered at commit. A plain append calls
+`midturn_append` alone.
 
-1. `changed` — the change itself (insert an interaction, settle one), `RETURNING` a row
-   only when it happened;
-2. `locked` — `pg_advisory_xact_lock(key)` once per row of `changed`, so only a write
-   that changed something takes the append lock, and takes it after its row lock (the
-   append lock is always the last lock taken: no deadlock);
-3. `inserted` — the events, read from parallel arrays in their given order and joined to
-   `locked`, so no event id is drawn before the lock is held;
-4. `notified` — `pg_notify` with the newest id, delivered by PostgreSQL at commit.
-
-The statement commits as a whole, and the advisory lock is released only after that
-commit: event ids are committed in the order they were drawn (see _postgres.py).
-
-Parameters: the change's own first, then the append's seven — the five event arrays
-(type, session_id, turn_id, interaction_id, body), the lock key and the notification
-payload's suffix (`:<schema>`) — and, for `SETTLE_APPENDING`, an eighth: which events
-wait for the turn to be idle.
+Parameters of the events, in every statement below: the five event arrays (type,
+session_id, turn_id, interaction_id, body), for `SETTLE` which of them wait for the turn
+to be idle (`bool[]`), then the append lock's key and the notification payload's suffix
+(`:<schema>`).
 """
 
 from __future__ import annotations
@@ -28,119 +23,33 @@ __all__ = [
     "APPEND",
     "CHANNEL",
     "COUNT_PENDING",
-    "CREATE",
-    "CREATE_APPENDING",
     "FIND_BY_TOOL_CALL",
     "GET",
-    "LOCK_SESSION",
-    "LOCK_SESSION_READING",
-    "QUEUE",
+    "PARK",
     "READ_EVENTS",
     "READ_SESSION_EVENTS",
     "SETTLE",
-    "SETTLE_APPENDING",
-    "UNLOCK_SESSION",
     "list_query",
 ]
 
-CHANNEL = "midturn_events"
+CHANNEL = "midturn_events"  # the channel midturn_append notifies (migration 8)
 
-
-def _appending(change: str | None, first: int, idle: str | None = None) -> str:
-    """A statement that makes `change` (a data-modifying statement RETURNING a row when
-    it happened, or None for an unconditional append) and appends the events gated on
-    it, with the append's parameters numbered from `first`.
-
-    With `idle` (a boolean SQL expression) the append takes an eighth parameter, a
-    `bool[]` parallel to the events: an event marked true is appended only when `idle`
-    holds (the `turn_done` events of `settle_in_turn`)."""
-    p = [f"${first + offset}" for offset in range(8)]
-    gate = "changed" if change is not None else "(SELECT 1) AS always"
-    head = f"WITH changed AS ({change}),\n" if change is not None else "WITH "
-    changed = "(SELECT count(*) FROM changed)" if change is not None else "1"
-    if idle is None:
-        when, arrays, columns = "", "", ""
-    else:
-        when = f"\n    WHERE NOT e.when_idle OR ({idle})"
-        arrays, columns = f", {p[7]}::bool[]", ", when_idle"
-    return f"""{head}locked AS (
-    SELECT pg_advisory_xact_lock({p[5]}::bigint) FROM {gate}
-),
-inserted AS (
-    INSERT INTO midturn_events (type, session_id, turn_id, interaction_id, body)
-    SELECT e.type, e.session_id, e.turn_id, e.interaction_id, e.body
-    FROM locked,
-        unnest({p[0]}::text[], {p[1]}::text[], {p[2]}::text[], {p[3]}::text[],
-            {p[4]}::text[]{arrays})
-        WITH ORDINALITY
-            AS e (type, session_id, turn_id, interaction_id, body{columns}, position){when}
-    ORDER BY e.position
-    RETURNING id
-),
-notified AS (
-    SELECT pg_notify('{CHANNEL}', max(id)::text || {p[6]}::text) FROM inserted
-    HAVING count(*) > 0
-)
-SELECT {changed} AS changed,
-    (SELECT array_agg(id ORDER BY id) FROM inserted) AS ids,
-    (SELECT count(*) FROM notified) AS notified
-"""
-
-
-_INSERT_INTERACTION = """
-INSERT INTO midturn_interactions
-    (id, kind, session_id, turn_id, tool_call_id, status, created_at, settled_at, body)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-ON CONFLICT DO NOTHING
-RETURNING seq
-"""
-
-_SETTLE_INTERACTION = """
-UPDATE midturn_interactions SET status = $2, settled_at = $3, body = $4
-WHERE id = $1 AND status = 'pending'
-RETURNING seq
-"""
-
-# Whether nothing of the settled interaction's turn ($5, $6) but itself is pending. The
-# statement runs under the session's lock (see below) and so sees every other settle of
-# the session committed; its own update it cannot see, hence `id <> $1`.
-_TURN_IDLE = """NOT EXISTS (
-        SELECT 1 FROM midturn_interactions
-        WHERE session_id = $5 AND turn_id = $6 AND status = 'pending' AND id <> $1
-    )"""
-
-# A session's queue before a park, read under the session's lock: the interaction its
-# tool call ($3, may be null) already made, the number pending (the queue position) and
-# whether one of them belongs to the turn ($2). Each an index probe (migration 4).
-QUEUE = """
-SELECT
-    (SELECT body FROM midturn_interactions WHERE session_id = $1 AND tool_call_id = $3)
-        AS existing,
-    coalesce((SELECT pending FROM midturn_queues WHERE session_id = $1), 0) AS position,
-    EXISTS (
-        SELECT 1 FROM midturn_interactions
-        WHERE session_id = $1 AND turn_id = $2 AND status = 'pending'
-    ) AS waiting
-"""
-
-# Every write of a session's interactions holds this session-level advisory lock (one
-# key per schema and session) from before its first read until after its commit, so
-# those writes happen one at a time per session, across processes. It is taken before
-# any row lock and the append lock, in every write: no deadlock.
-LOCK_SESSION = "SELECT pg_advisory_lock($1::bigint)"
-# The same, reading an interaction ($2) in the statement: what it reads is as of the
-# statement's start, before the lock was waited for, like a read made just before it.
-LOCK_SESSION_READING = (
-    "SELECT body FROM (SELECT pg_advisory_lock($1::bigint)) AS locked"
-    " LEFT JOIN midturn_interactions ON id = $2"
-)
-UNLOCK_SESSION = "SELECT pg_advisory_unlock($1::bigint)"
-
-CREATE = _INSERT_INTERACTION
-CREATE_APPENDING = _appending(_INSERT_INTERACTION, 10)
-SETTLE = _SETTLE_INTERACTION
-SETTLE_APPENDING = _appending(_SETTLE_INTERACTION, 7, idle=_TURN_IDLE)
-APPEND = _appending(None, 1)
+# The session's lock key, the nine columns of `interaction_columns`, the queue the events
+# were chosen for (position, whether the turn waits; NULL for any), then the events.
+# Returns `outcome` ('created', 'existing', 'missed' or 'taken'), the queue it found
+# (`queue_position`, `turn_waits`), the `existing` body of a repeated tool call and the
+# `event_ids` drawn.
+PARK = """SELECT * FROM midturn_park(
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19
+)"""
+# The session's lock key, the interaction's id, its new status, settled_at and body, its
+# session and turn, then the events. Returns `won`, the loser's `current_body`, and for
+# the winner `turn_waits` (another of the turn is pending), `session_pending` (left in the
+# session) and the `event_ids` drawn.
+SETTLE = """SELECT * FROM midturn_settle(
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15
+)"""
+APPEND = "SELECT midturn_append($1, $2, $3, $4, $5, NULL, false, $6, $7)"
 
 # -- reads (each served by an index; tests/store/test_postgres.py EXPLAINs them) ----------
 
