@@ -87,7 +87,9 @@ def serve_child(
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """`serve_process`, yielding the child process too (to read its memory in /proc)."""
     with log.open("wb") as errors:
-        argv = ["serve", "--db", db_url, "--port", "0", "--token", admin_token, *options]
+        # `--token=...` in one word: a random token may begin with "-", which argparse
+        # would take for an option of its own if it came as a word after `--token`
+        argv = ["serve", "--db", db_url, "--port", "0", f"--token={admin_token}", *options]
         process = subprocess.Popen(
             [sys.executable, "-m", "midturn.cli", *argv],
             stdin=subprocess.DEVNULL,
