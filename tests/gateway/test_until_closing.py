@@ -128,3 +128,22 @@ async def test_a_closing_after_the_work_finished_changes_nothing(state: GatewayS
     assert task.cancelling() == 0
     watchers = [t for t in asyncio.all_tasks() if "client_gone" in repr(t.get_coro())]
     assert watchers == []  # the task that watched the client is gone too
+
+
+async def test_a_closing_in_the_same_turn_as_the_work_s_end_does_not_reach_past_it(
+    state: GatewayState,
+) -> None:
+    work, client = Work(), Client()
+
+    async def request() -> str | None:
+        result = await state.until_closing(work.run(), client.request)
+        await asyncio.sleep(0)  # what the route does next: write its response
+        return result
+
+    task = asyncio.create_task(request())
+    for _ in range(3):
+        await asyncio.sleep(0)
+    work.finish()  # the task's wake-up is queued first,
+    state.closing.set()  # then the closing's callback, before either has run
+    assert await task == "done"
+    assert task.cancelling() == 0

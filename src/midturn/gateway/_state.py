@@ -245,10 +245,11 @@ class GatewayState:
         task = asyncio.current_task()
         assert task is not None, "until_closing runs in a task"
         stopped = False
+        waiting = True  # a `stop` already queued when the work ends must do nothing
 
         def stop(_: asyncio.Future[Any]) -> None:
             nonlocal stopped
-            if not stopped:
+            if waiting and not stopped:
                 stopped = True
                 task.cancel()
 
@@ -263,6 +264,7 @@ class GatewayState:
                 return None
             raise
         finally:
+            waiting = False
             closing.remove_done_callback(stop)
             gone.remove_done_callback(stop)
             gone.cancel()
