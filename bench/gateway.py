@@ -5,6 +5,10 @@
         prints the share of each component, then the top functions, inclusive and self)
     .venv/bin/python bench/gateway.py --no-express   (FastAPI's routes only: the lane's gain)
     .venv/bin/python bench/gateway.py --loop uvloop --http httptools   (the `bench` extra)
+    .venv/bin/python bench/gateway.py --calls 1000   (what each side does per operation,
+        counted: event-loop turns, callbacks, tasks, SQL statements, JSON dumps)
+    .venv/bin/python bench/gateway.py --callgrind 200   (instructions per operation of each
+        side under valgrind's callgrind, which do not move with the machine's load)
 
 A round trip: the agent creates an ask and long-polls for it in the same request
 (`POST /v1/sessions/{sid}/asks?wait=60`); an answerer, following the admin event stream,
@@ -27,6 +31,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -88,9 +93,13 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _start_bare() -> tuple[subprocess.Popen[bytes], str]:
+def _start_bare(prefix: tuple[str, ...] = ()) -> tuple[subprocess.Popen[bytes], str]:
+    """The anchor; `prefix` runs it under a tool (valgrind, the `PROFILED` launcher)."""
     port = _free_port()
-    process = subprocess.Popen([sys.executable, "-c", BARE_APP, str(port), LOOP, HTTP])
+    program = Path(tempfile.mkdtemp(prefix="midturn-bench-")) / "bare.py"
+    program.write_text(BARE_APP)
+    command = [*prefix, str(program)] if prefix else [sys.executable, str(program)]
+    process = subprocess.Popen([*command, str(port), LOOP, HTTP])
     url = f"http://127.0.0.1:{port}"
     for _ in range(500):
         try:
@@ -119,11 +128,18 @@ EXPRESS = True
 LOOP, HTTP = "asyncio", "h11"
 
 
-def _start_gateway(db_url: str) -> tuple[subprocess.Popen[bytes], str]:
+def _start_gateway(
+    db_url: str, prefix: tuple[str, ...] = ()
+) -> tuple[subprocess.Popen[bytes], str]:
+    """The gateway; `prefix` as for `_start_bare` (then always with the express lane)."""
     env = {**os.environ, "MIDTURN_TOKEN": ADMIN, "PYTHONUNBUFFERED": "1"}
-    program = ["-m", "midturn.gateway"] if EXPRESS else ["-c", WITHOUT_EXPRESS]
+    if prefix:
+        command = [*prefix, "-m", "midturn.gateway"]
+    else:
+        program = ["-m", "midturn.gateway"] if EXPRESS else ["-c", WITHOUT_EXPRESS]
+        command = [sys.executable, *program]
     process = subprocess.Popen(
-        [sys.executable, *program, "--db", db_url, "--port", "0", "--loop", LOOP, "--http", HTTP],
+        [*command, "--db", db_url, "--port", "0", "--loop", LOOP, "--http", HTTP],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         env=env,
@@ -520,6 +536,157 @@ async def profile(out: Path, seconds: float, store: str) -> int:
     return 0
 
 
+# -- what each operation costs, counted -----------------------------------------------
+
+PROFILED = """
+import cProfile, runpy, signal, sys
+# SIGUSR1 starts cProfile in the server's main thread (its event loop), SIGUSR2 stops it
+# and writes the stats to argv[1]; the rest of argv is the program, as `python` takes it
+out, profiler = sys.argv.pop(1), cProfile.Profile()
+signal.signal(signal.SIGUSR1, lambda *_: profiler.enable())
+signal.signal(signal.SIGUSR2, lambda *_: (profiler.disable(), profiler.dump_stats(out)))
+del sys.argv[0]  # "-c"
+if sys.argv[0] == "-m":
+    del sys.argv[0]
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+else:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+COUNTED: list[tuple[str, str, str]] = [
+    # (what, the function cProfile counts, a fragment of its file: "~" for a builtin)
+    ("event-loop turns (an epoll wait each)", "_run_once", "asyncio/base_events.py"),
+    ("callbacks the loop runs", "_run", "asyncio/events.py"),
+    ("tasks created", "create_task", "asyncio/base_events.py"),
+    ("timers scheduled", "call_at", "asyncio/base_events.py"),
+    ("socket sends", "<method 'send' of '_socket.socket' objects>", "~"),
+    ("SQL statements", "<method 'execute' of 'sqlite3.Connection' objects>", "~"),
+    (
+        "pydantic JSON dumps",
+        "<method 'to_json' of 'pydantic_core._pydantic_core.SchemaSerializer' objects>",
+        "~",
+    ),
+]
+
+
+def _counted(stats_file: Path, operations: int) -> dict[str, float]:
+    """The `COUNTED` calls per operation in a cProfile stats file."""
+    import pstats
+
+    stats: dict[tuple[str, int, str], tuple[Any, ...]]
+    stats = pstats.Stats(str(stats_file)).stats  # type: ignore[attr-defined]
+    counts = dict.fromkeys((what for what, _, _ in COUNTED), 0.0)
+    for (file, _, function), (_, calls, *_) in stats.items():
+        for what, name, fragment in COUNTED:
+            if function == name and fragment in file:
+                counts[what] += calls / operations
+    return counts
+
+
+async def _each_side(
+    operations: int,
+    on: Callable[[subprocess.Popen[bytes]], None],
+    off: Callable[[subprocess.Popen[bytes]], None],
+    prefix: Callable[[str], tuple[str, ...]],
+    store: str,
+) -> None:
+    """Both servers started under `prefix(side)`; on each, after a warm-up, `on(process)`,
+    `operations` sequential operations (bare POSTs, round trips), then `off(process)`."""
+    workdir = Path(tempfile.mkdtemp(prefix="midturn-bench-"))
+    db_url = f"sqlite:///{workdir / 'bench.db'}" if store == "sqlite" else store
+    bare_process, bare_url = _start_bare(prefix("bare"))
+    gateway_process, gateway_url = _start_gateway(db_url, prefix("gateway"))
+    try:
+        admin = httpx.AsyncClient(
+            base_url=gateway_url, headers={"Authorization": f"Bearer {ADMIN}"}, timeout=600
+        )
+        session = await _new_session(admin)
+        answerer = Answerer(gateway_url)
+        await answerer.start(after=0)
+        bare = httpx.AsyncClient(base_url=bare_url, timeout=600)
+        agent = httpx.AsyncClient(base_url=gateway_url, timeout=600)
+        sides = [
+            (bare_process, lambda: _bare_post(bare)),
+            (gateway_process, lambda: _round_trip(agent, session)),
+        ]
+        for process, call in sides:
+            await _sequential(call, 50)
+            on(process)
+            await _sequential(call, operations)
+            off(process)
+        for each in (bare, agent, admin):
+            await each.aclose()
+        await answerer.aclose()
+        if answerer.errors:
+            raise SystemExit(f"{answerer.errors} answers refused")
+    finally:
+        _stop(gateway_process)
+        _stop(bare_process)
+
+
+async def calls(operations: int, store: str) -> int:
+    """`COUNTED` per operation of each side, by cProfile inside each server for
+    `operations` sequential bare POSTs and round trips."""
+    workdir = Path(tempfile.mkdtemp(prefix="midturn-bench-"))
+
+    def prefix(side: str) -> tuple[str, ...]:
+        return (sys.executable, "-c", PROFILED, str(workdir / f"{side}.pstats"))
+
+    def off(process: subprocess.Popen[bytes]) -> None:
+        process.send_signal(signal.SIGUSR2)
+        time.sleep(1)  # the stats written
+
+    await _each_side(
+        operations, lambda process: process.send_signal(signal.SIGUSR1), off, prefix, store
+    )
+    bare, trip = (_counted(workdir / f"{side}.pstats", operations) for side in ("bare", "gateway"))
+    print(f"per operation, {operations} sequential each (cProfile in each server):")
+    print(f"  {'':40} {'bare POST':>10} {'round trip':>11}")
+    for what, _, _ in COUNTED:
+        print(f"  {what:40} {bare[what]:10.2f} {trip[what]:11.2f}")
+    return 0
+
+
+async def callgrind(operations: int, store: str) -> int:
+    """Instructions per operation of each side: each server under valgrind's callgrind,
+    instrumented only for `operations` sequential bare POSTs and round trips (after a
+    warm-up). User-space instructions only: the kernel's side of each system call (a
+    socket's send, an epoll wait) is not in them."""
+    workdir = Path(tempfile.mkdtemp(prefix="midturn-bench-"))
+
+    def prefix(side: str) -> tuple[str, ...]:
+        out = workdir / f"{side}.callgrind"
+        tool = (
+            "valgrind",
+            "-q",
+            "--tool=callgrind",
+            "--instr-atstart=no",
+            f"--callgrind-out-file={out}",
+        )
+        return (*tool, sys.executable)
+
+    def instrument(switch: str) -> Callable[[subprocess.Popen[bytes]], None]:
+        def run(process: subprocess.Popen[bytes]) -> None:
+            subprocess.run(
+                ["callgrind_control", "-i", switch, str(process.pid)],
+                check=True,
+                capture_output=True,
+            )
+
+        return run
+
+    await _each_side(operations, instrument("on"), instrument("off"), prefix, store)
+    per_op: dict[str, float] = {}
+    for side in ("bare", "gateway"):
+        for line in (workdir / f"{side}.callgrind").read_text().splitlines():
+            if line.startswith("totals:"):
+                per_op[side] = int(line.split()[1]) / operations
+    bare, trip = per_op["bare"], per_op["gateway"]
+    print(f"instructions per operation ({operations} sequential each, callgrind):")
+    print(f"  bare POST {bare / 1e6:.3f} M, round trip {trip / 1e6:.3f} M ({trip / bare:.1f}x)")
+    return 0
+
+
 async def main(quick: bool, store: str) -> int:
     sequential_n = 60 if quick else 200
     seconds = 4.0 if quick else 12.0
@@ -641,6 +808,20 @@ if __name__ == "__main__":
     )
     parser.add_argument("--seconds", type=float, default=20.0, help="with --profile")
     parser.add_argument(
+        "--calls",
+        type=int,
+        metavar="N",
+        help="instead: count event-loop turns, callbacks, tasks, timers, socket sends, SQL "
+        "statements and JSON dumps per operation of each side, over N sequential ones",
+    )
+    parser.add_argument(
+        "--callgrind",
+        type=int,
+        metavar="N",
+        help="instead: instructions per operation of each side under valgrind's callgrind, "
+        "over N sequential ones (needs valgrind)",
+    )
+    parser.add_argument(
         "--no-express",
         action="store_true",
         help="serve every request through FastAPI's routes (the express lane off), to "
@@ -663,4 +844,8 @@ if __name__ == "__main__":
     LOOP, HTTP = args.loop, args.http
     if args.profile is not None:
         raise SystemExit(asyncio.run(profile(args.profile, args.seconds, args.store)))
+    if args.calls is not None:
+        raise SystemExit(asyncio.run(calls(args.calls, args.store)))
+    if args.callgrind is not None:
+        raise SystemExit(asyncio.run(callgrind(args.callgrind, args.store)))
     raise SystemExit(asyncio.run(main(args.quick, args.store)))

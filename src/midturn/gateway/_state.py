@@ -236,18 +236,38 @@ class GatewayState:
 
     async def until_closing(self, work: Awaitable[T], request: Request) -> T | None:
         """Run `work` unless the server starts shutting down or the client goes away
-        first (then None)."""
-        task = asyncio.ensure_future(work)
+        first (then None, `work` cancelled).
+
+        `work` runs in the calling task, not a task of its own: the server's closing
+        and the client's going away each cancel this task, and that cancellation (only
+        that one) ends here as None. One task fewer per long-poll, and no
+        `asyncio.wait`: the request's task wakes once, when `work` is done."""
+        task = asyncio.current_task()
+        assert task is not None, "until_closing runs in a task"
+        stopped = False
+        waiting = True  # a `stop` already queued when the work ends must do nothing
+
+        def stop(_: asyncio.Future[Any]) -> None:
+            nonlocal stopped
+            if waiting and not stopped:
+                stopped = True
+                task.cancel()
+
+        closing = self.closing.future()
         gone = asyncio.ensure_future(client_gone(request))
+        closing.add_done_callback(stop)
+        gone.add_done_callback(stop)
         try:
-            waiting: list[asyncio.Future[Any]] = [task, gone, self.closing.future()]
-            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            return await work
+        except asyncio.CancelledError:
+            if stopped and task.uncancel() == 0:  # ours, and nobody else's: stopped
+                return None
+            raise
         finally:
+            waiting = False
+            closing.remove_done_callback(stop)
+            gone.remove_done_callback(stop)
             gone.cancel()
-        if task.done():
-            return task.result()
-        task.cancel()
-        return None
 
 
 async def client_gone(request: Request) -> None:

@@ -168,8 +168,11 @@ class Notifier:
         self._log_woken.set()
 
     async def _wait(self, woken: asyncio.Event, timeout: float) -> None:
+        # asyncio.timeout, not wait_for: wait_for would wrap `woken.wait()` in a task of
+        # its own on every wait, and every event the runtime publishes wakes this
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(woken.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await woken.wait()
         woken.clear()
 
     # -- fan-out ---------------------------------------------------------------------
