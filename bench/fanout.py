@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -97,9 +98,9 @@ async def main(args: argparse.Namespace) -> None:
                 f"round-trip p50 {p50:.2f} ms",
                 flush=True,
             )
-    anchor = sorted(figures[0])[len(figures[0]) // 2]
+    anchor = statistics.median(figures[0])
     for count in counts:
-        median = sorted(figures[count])[len(figures[count]) // 2]
+        median = statistics.median(figures[count])
         print(
             f"{count:>4} streams: median server CPU per round trip {median:.2f} ms, "
             f"{median - anchor:+.2f} ms beyond the anchor (no stream but the answerer's, "
