@@ -28,7 +28,8 @@ The crowd, on that server:
   process, so the bench's own loop does not time them.
 - `--agents` agents, each in its own seeded session, doing round trips paced at one per
   `--pace` seconds: `POST /v1/sessions/{id}/asks?wait=60`, an answerer following
-  `/v1/events` (admin) answers it, the agent's request returns the answer.
+  `/v1/events` (admin) answers it, the agent's request returns the answer. The answerer
+  runs in a process of its own (`AnswererProcess`), for the anchor as for the crowd.
 - a probe process timing `GET /healthz` back to back (a 10 ms pause between requests).
 
 Anchors, in the same run on the same server before the crowd arrives: the round trip of
@@ -507,6 +508,56 @@ class Answerer:
             await self.clients.get_nowait().aclose()
 
 
+async def answerer_main(spec_path: str) -> None:
+    """The crowd's answerer in a process of its own: follows `/v1/events` from the spec's
+    id and answers; prints `ready` once it listens, then, when a line arrives on stdin,
+    its tally (answered, errors, when it saw each ask) as JSON."""
+    spec = json.loads(Path(spec_path).read_text())  # noqa: ASYNC240 (before any request)
+    answerer = Answerer(spec["url"], set(spec["sessions"]))
+    await answerer.start(spec["after"])
+    print("ready", flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    await answerer.aclose()
+    tally = {"answered": answerer.answered, "errors": answerer.errors, "seen": SEEN}
+    print(json.dumps(tally), flush=True)
+
+
+class AnswererProcess:
+    """`Answerer` in a child process (`answerer_main`), so that the agents' loop and the
+    answerer's do not wait for each other: in one process, each hop of a crowded round
+    trip on the bench's side (the agent's send, the answerer's read of the stream, its
+    answer, the agent's read of the response) queued behind the other 63 agents' and the
+    answerer's work. The anchor (one agent alone) uses the same arrangement."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.errors = 0
+
+    @classmethod
+    async def start(cls, url: str, sessions: set[str], after: int, work: Path) -> AnswererProcess:
+        spec = work / f"answerer-{secrets.token_hex(4)}.json"
+        spec.write_text(json.dumps({"url": url, "sessions": sorted(sessions), "after": after}))
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            __file__,
+            "--answerer-child",
+            str(spec),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert process.stdout is not None
+        if (await process.stdout.readline()).strip() != b"ready":
+            raise SystemExit("the answerer did not start")
+        return cls(process)
+
+    async def stop(self) -> None:
+        """Stop it; its errors are counted and what it saw is added to `SEEN`."""
+        out, _ = await self.process.communicate(b"stop\n")
+        tally = json.loads(out.decode().splitlines()[-1])
+        self.errors = tally["errors"]
+        SEEN.update(tally["seen"])
+
+
 async def last_event_id(url: str) -> int:
     """The newest event id, from a one-event tail of `/v1/events`."""
     async with (
@@ -762,6 +813,8 @@ async def streams_main(spec_path: str) -> None:
     tasks: list[asyncio.Task[None]] = []
     steps = max(1, min(10, len(targets)))
     per_step = -(-len(targets) // steps) if targets else 0
+    if not targets:
+        print("opened 0 0", flush=True)  # nothing to open
     for step in range(-(-len(targets) // per_step) if targets else 0):
         batch = targets[step * per_step : (step + 1) * per_step]
         events = []
@@ -809,7 +862,9 @@ class CrowdResult:
     seed_s: float = 0.0
     server_cpu: float = 0.0
     bench_cpu: float = 0.0
-    """Share of one core the agents and the answerer (this process) used meanwhile."""
+    """Share of one core the agents (this process) used meanwhile."""
+    answerer_cpu: float = 0.0
+    """Share of one core the answerer's process used meanwhile."""
     streams_cpu: float = 0.0
     """Share of one core the stream crowd's process used meanwhile."""
     """Share of one core the server used during the crowd phase."""
@@ -833,8 +888,12 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
             await asyncio.sleep(1.0)
             result.rss_idle = rss_mib(pid)
             agent_sessions = seeded.sessions[: args.agents]
-            answerer = Answerer(server.url, {sid for sid, _, _ in agent_sessions})
-            await answerer.start(await last_event_id(server.url))
+            answerer = await AnswererProcess.start(
+                server.url,
+                {sid for sid, _, _ in agent_sessions},
+                await last_event_id(server.url),
+                work,
+            )
             # the anchors: one agent alone, then /healthz alone
             idle_since = time.time()
             idle = await agents(
@@ -845,9 +904,8 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
                 count=args.idle_trips,
             )
             result.idle_trips = idle.times_ms
-            result.idle_seen = seen_after_ms(SENT)
+            idle_sent = dict(SENT)
             SENT.clear()
-            SEEN.clear()
             probe = await asyncio.to_thread(start_probe, server.url)
             await asyncio.sleep(args.probe_seconds)
             result.idle_health, idle_probe_errors = await asyncio.to_thread(stop_probe, probe)
@@ -933,6 +991,7 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
             crowd_since = time.time()
             cpu_before, cpu_at = cpu_s(pid), time.perf_counter()
             own_before, crowd_before = time.process_time(), cpu_s(crowd_process.pid)
+            answerer_before = cpu_s(answerer.process.pid)
             loaded = await agents(server.url, agent_sessions, seconds=args.seconds, pace=args.pace)
             result.crowd_health, crowd_probe_errors = await asyncio.to_thread(stop_probe, probe)
             elapsed = time.perf_counter() - cpu_at
@@ -942,13 +1001,14 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
             result.server_cpu = (cpu_s(pid) - cpu_before) / elapsed
             result.server_cpu_s = cpu_s(pid) - cpu_before
             result.bench_cpu = (time.process_time() - own_before) / elapsed
+            result.answerer_cpu = (cpu_s(answerer.process.pid) - answerer_before) / elapsed
             result.streams_cpu = (cpu_s(crowd_process.pid) - crowd_before) / elapsed
             sampler.cancel()
             if spy is not None:
                 spy.wait(60)
             result.rss_peak = max(peak)
             result.crowd_trips = loaded.times_ms
-            result.crowd_seen = seen_after_ms(SENT)
+            crowd_sent = dict(SENT)
             crowd_process.stdin.write(b"stop\n")
             await crowd_process.stdin.drain()
             line = b"opened"
@@ -966,7 +1026,9 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
                 count=args.idle_trips,
             )
             result.idle_after = after.times_ms
-            await answerer.aclose()
+            await answerer.stop()
+            result.idle_seen = seen_after_ms(idle_sent)
+            result.crowd_seen = seen_after_ms(crowd_sent)
             result.errors = {
                 "idle round trips": idle.errors + after.errors,
                 "crowd round trips": loaded.errors,
@@ -1049,8 +1111,9 @@ def report(result: CrowdResult, args: argparse.Namespace) -> bool:
         f"for falling behind ({len(result.crowd_trips)} round trips)"
     )
     print(
-        f"CPU under the crowd, share of one core: server {result.server_cpu:.0%}, agents and "
-        f"answerer {result.bench_cpu:.0%}, stream clients {result.streams_cpu:.0%}; server CPU "
+        f"CPU under the crowd, share of one core: server {result.server_cpu:.0%}, agents "
+        f"{result.bench_cpu:.0%}, answerer {result.answerer_cpu:.0%}, stream clients "
+        f"{result.streams_cpu:.0%}; server CPU "
         f"per round trip {1000 * result.server_cpu_s / max(1, len(result.crowd_trips)):.2f} ms "
         f"(with its share of the streams' fan-out)"
     )
@@ -1270,10 +1333,13 @@ if __name__ == "__main__":
     )
     parser.add_argument("--probe", help=argparse.SUPPRESS)
     parser.add_argument("--streams-child", help=argparse.SUPPRESS)
+    parser.add_argument("--answerer-child", help=argparse.SUPPRESS)
     parsed = parser.parse_args()
     if parsed.probe:
         probe_main(parsed.probe)
     elif parsed.streams_child:
         asyncio.run(streams_main(parsed.streams_child))
+    elif parsed.answerer_child:
+        asyncio.run(answerer_main(parsed.answerer_child))
     else:
         raise SystemExit(asyncio.run(main(parsed)))

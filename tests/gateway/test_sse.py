@@ -9,8 +9,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+import pytest
 
 from midturn.client import AsyncClient
+from midturn.gateway import _stream_clock
 
 from .conftest import (
     ADMIN_TOKEN,
@@ -247,3 +249,30 @@ async def test_a_stream_the_client_drops_is_released_on_the_server(
                 await _until_open_streams(gateway, 1)
             # the client hung up: the server notices at once, not at its next write
             await _until_open_streams(gateway, 0)
+
+
+async def test_a_quiet_stream_gets_keepalives_and_stays_open(
+    start_gateway: StartGateway, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The gateway's one stream clock wakes a stream that has written nothing for the
+    # keepalive interval (15 s; shortened here); it writes a comment and goes on.
+    monkeypatch.setattr(_stream_clock, "KEEPALIVE_S", 0.3)
+    gateway = start_gateway(db_url)
+    async with gateway.client() as admin:
+        session = (await admin.post("/v1/sessions", json={})).json()
+        path = f"/v1/sessions/{session['session_id']}/events"
+        async with admin.stream("GET", path) as response:
+            lines = response.aiter_lines()
+            keepalives = 0
+            while keepalives < 2:
+                if await asyncio.wait_for(anext(lines), SAFETY_S) == ": keepalive":
+                    keepalives += 1
+            async with gateway.client(session["agent_token"]) as agent:
+                created = await agent.post(
+                    f"/v1/sessions/{session['session_id']}/asks",
+                    json={"tool_input": ASK, "tool_call_id": "after-keepalives"},
+                )
+            line = await asyncio.wait_for(anext(lines), SAFETY_S)
+            while not line.startswith("data: "):
+                line = await asyncio.wait_for(anext(lines), SAFETY_S)
+    assert json.loads(line[6:])["interaction_id"] == created.json()["interaction"]["id"]

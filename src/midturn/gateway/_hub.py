@@ -11,11 +11,12 @@ moment later: the hub waits up to `GAP_GRACE_S` for it before reading the log, s
 read is a store round trip during which no stream gets anything (under a crowd on
 PostgreSQL, 74–96 reads per 1,100 round trips).
 
-Each event is formatted as an SSE frame once, and that one string is shared by every
-stream that wants it. A stream's buffer of frames not yet written is bounded in bytes
-(`buffer_bytes`): a stream that falls further behind (its client reads too slowly, or
-not at all) is dropped from the hub, its buffer freed; the stream then ends with a frame
-saying where to resume (`_sse.py`), and the client reconnects with `Last-Event-ID`.
+Each event is formatted as an SSE frame once, encoded, and those bytes are written as
+they are to every stream that wants it. A stream's buffer of frames not yet written is
+bounded in bytes (`buffer_bytes`): a stream that falls further behind (its client reads
+too slowly, or not at all) is dropped from the hub, its buffer freed; the stream then
+ends with a frame saying where to resume (`_sse.py`), and the client reconnects with
+`Last-Event-ID`.
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ GAP_GRACE_S = 0.05
 """How long a gap may wait for its event from the tap before the hub reads the log."""
 
 
-def format_event(event: Event) -> str:
+def format_event(event: Event) -> bytes:
     """One SSE frame: `id`, `event` (the type) and the whole event as one JSON line."""
-    return f"id: {event.id}\nevent: {event.type}\ndata: {event.model_dump_json()}\n\n"
+    return f"id: {event.id}\nevent: {event.type}\ndata: {event.model_dump_json()}\n\n".encode()
 
 
 class Subscriber:
@@ -55,13 +56,13 @@ class Subscriber:
     def __init__(self, session_id: str | None, bound: int) -> None:
         self.session_id = session_id
         self.bound = bound
-        self.frames: deque[tuple[int, str]] = deque()
+        self.frames: deque[tuple[int, bytes]] = deque()
         self.size = 0
         self.dropped = False
         self.lagging = False
         self.wake = asyncio.Event()
 
-    def offer(self, event_id: int, frame: str) -> bool:
+    def offer(self, event_id: int, frame: bytes) -> bool:
         if self.frames and self.size + len(frame) > self.bound:
             return False
         self.frames.append((event_id, frame))
@@ -69,7 +70,7 @@ class Subscriber:
         self.wake.set()
         return True
 
-    def take(self) -> list[tuple[int, str]]:
+    def take(self) -> list[tuple[int, bytes]]:
         taken = list(self.frames)
         self.frames.clear()
         self.size = 0
@@ -152,7 +153,7 @@ class EventHub:
         self._cursor = event.id
         if self._on_event is not None:
             self._on_event(event)
-        frame: str | None = None
+        frame: bytes | None = None
         for key in (None, event.session_id):
             group = self._streams.get(key)
             if not group:

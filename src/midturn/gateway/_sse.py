@@ -14,7 +14,8 @@ a new stream gets a 429 `too_many_streams`. And one write may wait at most
 `write_timeout_s` for a client to take what was written before: a client that reads
 nothing for that long (stalled, or gone without a word) has its connection closed, its
 stream ended and its slot given back; it resumes, if it comes back, with
-`Last-Event-ID`."""
+`Last-Event-ID`. That bound and the keepalives are kept by one clock for all the
+streams (`_stream_clock.py`), not a timer per write."""
 
 from __future__ import annotations
 
@@ -22,13 +23,13 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
+from collections.abc import Callable, Iterable
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import StreamingResponse
-from starlette.types import Message, Receive, Scope, Send
+from fastapi.responses import Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from midturn.gateway._auth import Principal
 from midturn.gateway._http_refusal import ABORT_CONNECTION
@@ -40,7 +41,6 @@ __all__ = ["format_event", "router"]
 router = APIRouter(prefix="/v1", tags=["events"])
 log = logging.getLogger("midturn.gateway")
 
-KEEPALIVE_S = 15.0
 RETRY_MS = 2000
 REPLAY_PAGE = 50
 CHUNK_BYTES = 64 * 1024
@@ -75,21 +75,21 @@ def _bad_resume(value: str) -> RequestValidationError:
     )
 
 
-def _chunks(frames: Iterable[str]) -> Iterable[str]:
+def _chunks(frames: list[bytes]) -> Iterable[bytes]:
     """Frames joined into writes of about `CHUNK_BYTES` (one frame may be larger)."""
-    batch: list[str] = []
+    batch: list[bytes] = []
     size = 0
     for frame in frames:
         if batch and size + len(frame) > CHUNK_BYTES:
-            yield "".join(batch)
+            yield b"".join(batch)
             batch, size = [], 0
         batch.append(frame)
         size += len(frame)
     if batch:
-        yield "".join(batch)
+        yield b"".join(batch)
 
 
-def dropped_frame(last_event_id: int, buffer_bytes: int | None) -> str:
+def dropped_frame(last_event_id: int, buffer_bytes: int | None) -> bytes:
     """The frame that ends a stream dropped for falling `buffer_bytes` behind (None: the
     event hub stopped). It has no `id`, so an `EventSource` keeps `last_event_id` as its
     `Last-Event-ID` when it reconnects."""
@@ -104,36 +104,78 @@ def dropped_frame(last_event_id: int, buffer_bytes: int | None) -> str:
         "message": f"{why} and the stream was closed; reconnect with Last-Event-ID: "
         f"{last_event_id} to resume without missing an event",
     }
-    return f"event: stream_dropped\ndata: {json.dumps(data)}\n\n"
+    return f"event: stream_dropped\ndata: {json.dumps(data)}\n\n".encode()
+
+
+_RETRY = f"retry: {RETRY_MS}\n\n".encode()
+_KEEPALIVE = b": keepalive\n\n"
 
 
 class _Stream:
-    """One client's stream: replay from the log, then live frames from the hub."""
+    """One client's stream: replay from the log, then live frames from the hub, each
+    chunk written straight to the connection (`_write`). The gateway's stream clock
+    (`_stream_clock.py`) wakes it for a keepalive and ends it when a write stalls."""
 
     def __init__(self, state: GatewayState, after: int, session_id: str | None) -> None:
         self.state = state
         self.cursor = after
         self.session_id = session_id
         self.ended = False
+        self.stalled = False
+        self.following = False
         self.subscriber: Subscriber | None = None
+        self.writing_since: float | None = None
+        self.last_write = 0.0
+        self._send: Send | None = None
+        self._abort: Callable[[], None] | None = None
+        self._task: asyncio.Task[object] | None = None
 
-    async def frames(self, request: Request) -> AsyncGenerator[str, None]:
+    async def run(self, request: Request, send: Send, abort: Callable[[], None] | None) -> None:
+        """Write the stream through `send` until it ends. `abort` (the connection's,
+        when the server offers it) ends a stalled write at once; without it the task
+        writing is cancelled."""
         state = self.state
+        self._send, self._abort, self._task = send, abort, asyncio.current_task()
+        self.last_write = asyncio.get_running_loop().time()
         watcher = asyncio.create_task(self._watch(request))
         state.metrics.open_streams += 1
+        state.stream_clock.add(self)
         try:
-            yield f"retry: {RETRY_MS}\n\n"
-            async for chunk in self._replay():
-                yield chunk
-            async for chunk in self._follow():
-                yield chunk
+            await self._write(_RETRY)
+            await self._replay()
+            if not self.ended:
+                await self._follow()
         finally:
+            state.stream_clock.discard(self)
             state.metrics.open_streams -= 1
             if self.subscriber is not None:
                 state.hub.unsubscribe(self.subscriber)
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
+
+    async def _write(self, body: bytes) -> None:
+        assert self._send is not None
+        self.writing_since = started = asyncio.get_running_loop().time()
+        await self._send({"type": "http.response.body", "body": body, "more_body": True})
+        self.writing_since = None
+        self.last_write = started
+
+    def stall(self) -> None:
+        """The clock's call: a write has waited past the timeout. The stream ends and its
+        connection is closed."""
+        if self.stalled:
+            return
+        self.stalled = self.ended = True
+        if self._abort is not None:
+            self._abort()  # the write waiting returns, and so does every later one
+        elif self._task is not None:
+            self._task.cancel()
+
+    def keepalive(self) -> None:
+        """The clock's call: nothing written for `KEEPALIVE_S`."""
+        if self.following and self.subscriber is not None:
+            self.subscriber.wake.set()  # woken with nothing to write: a keepalive
 
     async def _watch(self, request: Request) -> None:
         """End the stream when the server stops or the client goes away (found at once,
@@ -151,7 +193,7 @@ class _Stream:
         if self.subscriber is not None:
             self.subscriber.wake.set()
 
-    async def _replay(self) -> AsyncIterator[str]:
+    async def _replay(self) -> None:
         hub, store = self.state.hub, self.state.store
         self.subscriber = await hub.subscribe(self.session_id)
         while not self.ended:
@@ -171,7 +213,8 @@ class _Stream:
                 self.cursor = page[-1].id
                 del page  # while a write waits, only the frames are held
                 for chunk in _chunks(frames):
-                    yield chunk
+                    await self._write(chunk)
+                del frames
             if read < REPLAY_PAGE:
                 if not self.subscriber.dropped:
                     return
@@ -179,83 +222,69 @@ class _Stream:
                 hub.unsubscribe(self.subscriber)
                 self.subscriber = await hub.subscribe(self.session_id)
 
-    async def _follow(self) -> AsyncIterator[str]:
+    async def _follow(self) -> None:
         subscriber = self.subscriber
         assert subscriber is not None
+        self.following = True
         while not self.ended:
             if not subscriber.frames and not subscriber.dropped:
                 subscriber.wake.clear()
-                try:
-                    async with asyncio.timeout(KEEPALIVE_S):
-                        await subscriber.wake.wait()
-                except TimeoutError:
-                    yield ": keepalive\n\n"
+                await subscriber.wake.wait()
+                if self.ended:
+                    return
+                if not subscriber.frames and not subscriber.dropped:
+                    await self._write(_KEEPALIVE)  # the clock woke it
                     continue
-            if self.ended:
-                return
             fresh = [item for item in subscriber.take() if item[0] > self.cursor]
             if fresh:
                 self.cursor = fresh[-1][0]
-                for chunk in _chunks(frame for _, frame in fresh):
-                    yield chunk
+                for chunk in _chunks([frame for _, frame in fresh]):
+                    await self._write(chunk)
             if subscriber.dropped:
                 bound = self.state.hub.buffer_bytes if subscriber.lagging else None
-                yield dropped_frame(self.cursor, bound)
+                await self._write(dropped_frame(self.cursor, bound))
                 return
 
 
-class _StreamResponse(StreamingResponse):
-    """A streaming response that gives its stream slot back however it ends (even if
-    the body is never iterated), and whose writes wait at most `write_timeout_s` each
-    for the client to read: past that, the connection is aborted."""
+class _StreamResponse(Response):
+    """An event stream's response: the stream writes its chunks through the server's
+    `send` itself (no body iterator between them, no task to listen for the client
+    going away: the stream has its own watcher). The stream slot is given back however
+    it ends; a stalled stream's connection is closed."""
 
-    def __init__(
-        self,
-        content: AsyncGenerator[str, None],
-        release: Callable[[], None],
-        write_timeout_s: float,
-    ) -> None:
-        super().__init__(content, media_type="text/event-stream", headers=_HEADERS)
-        self._content = content
+    media_type = "text/event-stream"
+
+    def __init__(self, stream: _Stream, request: Request, release: Callable[[], None]) -> None:
+        self.status_code = 200
+        self.background = None
+        self.init_headers(_HEADERS)  # no body, so no content-length
+        self._stream = stream
+        self._request = request
         self._release = release
-        self._write_timeout_s = write_timeout_s
-        self._stalled = False
-
-    async def stream_response(self, send: Send) -> None:
-        await send(
-            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
-        )
-        async for chunk in self._content:
-            message = {"type": "http.response.body", "body": chunk.encode(), "more_body": True}
-            if not await self._write(send, message):
-                await self._content.aclose()  # the stream ends now: its slot and buffers go
-                return
-        await self._write(send, {"type": "http.response.body", "body": b"", "more_body": False})
-
-    async def _write(self, send: Send, message: Message) -> bool:
-        """Send `message`; False (and the stream marked stalled) if the client took
-        nothing for `write_timeout_s`."""
-        try:
-            async with asyncio.timeout(self._write_timeout_s):
-                await send(message)
-        except TimeoutError:
-            self._stalled = True
-            return False
-        return True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        stream = self._stream
         try:
-            await super().__call__(scope, receive, send)
+            await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+            try:
+                await stream.run(self._request, send, scope.get("state", {}).get(ABORT_CONNECTION))
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not stream.stalled or task is None or task.uncancel() > 0:
+                    raise  # not (only) the clock's cancellation of a stalled write
+            if not stream.stalled:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             self._release()
-            if self._stalled:
+            if stream.stalled:
                 log.info(
                     "an event stream's client read nothing for %s s; its connection was closed",
-                    self._write_timeout_s,
+                    self.stream_write_timeout_s,
                 )
-                abort = scope.get("state", {}).get(ABORT_CONNECTION)
-                if abort is not None:
-                    abort()
+
+    @property
+    def stream_write_timeout_s(self) -> float:
+        return self._stream.state.stream_clock.write_timeout_s
 
 
 def _open(
@@ -263,8 +292,7 @@ def _open(
 ) -> _StreamResponse:
     release = state.streams.acquire(caller)  # raises TooManyStreams past the bound
     try:
-        stream = _Stream(state, start, session_id)
-        return _StreamResponse(stream.frames(request), release, state.stream_limits.write_timeout_s)
+        return _StreamResponse(_Stream(state, start, session_id), request, release)
     except BaseException:
         release()
         raise
@@ -306,7 +334,7 @@ async def session_events(
     after: After = None,
     tail: Tail = None,
     access_token: AccessToken = None,
-) -> StreamingResponse:
+) -> Response:
     """One session's events as server-sent events, replayed from `Last-Event-ID`."""
     state, caller = call
     caller.require({"answer"}, "follow this session's events", session_id)
@@ -327,7 +355,7 @@ async def all_events(
     after: After = None,
     tail: Tail = None,
     access_token: AccessToken = None,
-) -> StreamingResponse:
+) -> Response:
     """Every session's events (admin only), replayed from `Last-Event-ID`."""
     state, caller = call
     caller.require(set(), "follow every session's events")

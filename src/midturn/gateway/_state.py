@@ -18,6 +18,7 @@ from midturn.gateway._auth import Principal, TokenAuthority, bearer_token
 from midturn.gateway._errors import TooManyStreams
 from midturn.gateway._hub import DEFAULT_BUFFER_BYTES, EventHub
 from midturn.gateway._metrics import Metrics
+from midturn.gateway._stream_clock import StreamClock
 from midturn.runtime import Runtime
 from midturn.store import Store
 
@@ -176,6 +177,7 @@ class GatewayState:
     stream_limits: StreamLimits = field(default_factory=StreamLimits)
     hub: EventHub = field(init=False)
     streams: StreamSlots = field(init=False)
+    stream_clock: StreamClock = field(init=False)
     replay_slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(4))
     _owners: OrderedDict[str, tuple[InteractionKind, str]] = field(
         init=False, default_factory=OrderedDict
@@ -189,6 +191,7 @@ class GatewayState:
             buffer_bytes=self.stream_limits.buffer_bytes,
         )
         self.streams = StreamSlots(self.stream_limits.per_token)
+        self.stream_clock = StreamClock(self.stream_limits.write_timeout_s)
 
     def _heard(self, event: Event) -> None:
         kind = _REQUESTED.get(event.type)
@@ -201,6 +204,7 @@ class GatewayState:
         """End every stream and long-poll, and stop the event hub."""
         self.closing.set()
         await self.hub.aclose()
+        await self.stream_clock.aclose()
 
     def remember(self, interaction: Interaction) -> None:
         """Note whose an interaction is. Its kind and session never change, so routes
