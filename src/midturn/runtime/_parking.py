@@ -396,8 +396,10 @@ class Parking:
             if timeout is None:  # no timeout, so no fallback to it: held by nobody
                 del current  # while waiting (a store may have made it just for this read)
                 return self.with_secrets(await future)
-            try:
-                settled = await asyncio.wait_for(future, timeout)
+            try:  # asyncio.timeout, not wait_for: on Python 3.11 wait_for's own waiter
+                # costs the woken request a loop turn more after the settle
+                async with asyncio.timeout(timeout):
+                    settled = await future
             except TimeoutError:
                 found = await self.store.get_interaction(interaction_id)
                 return self.with_secrets(found or current)
