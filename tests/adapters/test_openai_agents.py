@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agents import Agent, function_tool, set_tracing_disabled
+from agents import Agent, RunHooks, function_tool, set_tracing_disabled
+from agents.exceptions import UserError as SdkUserError
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from tests._servers import SAFETY_S, LiveGateway, start_gateway
 
@@ -381,6 +382,75 @@ async def test_5_a_slow_first_live_ask_still_parks_first(runtime: Runtime) -> No
     last = model.calls[-1]
     assert outputs(last, "call-db")[0].endswith("SQLite")
     assert outputs(last, "call-name")[0].endswith('"orders"')
+
+
+class SlowFirstToolStart(RunHooks[Any]):
+    """Run hooks (the SDK's own, passed through `turn.run`) whose `on_tool_start` for the
+    step's first question holds back until an ask of the session has parked: the calls
+    run as tasks of their own, so a hook slower for one call lets the next one overtake
+    it, as a hook that logs somewhere does in real use."""
+
+    def __init__(self, runtime: Runtime, session_id: str) -> None:
+        self.runtime = runtime
+        self.session_id = session_id
+
+    async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+        if getattr(context, "tool_call_id", None) == "call-db":
+            await asyncio.wait_for(self.someone_asked(), SAFETY_S)
+
+    async def someone_asked(self) -> None:
+        async for event in self.runtime.events(self.session_id):  # the log, then live
+            if event.type == "user_question_requested":
+                return
+
+
+@MODES
+async def test_5_a_slow_hook_on_the_first_call_still_parks_it_first(
+    runtime: Runtime, durable: bool
+) -> None:
+    model = script(
+        [
+            function_call(TOOL, ASK_DB, call_id="call-db"),
+            function_call(TOOL, ASK_NAME, call_id="call-name"),
+        ]
+    )
+    turn = MidturnRun(runtime, "session-5h", "turn-5h", durable=durable)
+    agent = Agent(name="assistant", model=model, tools=[turn.tool])
+    hooks = SlowFirstToolStart(runtime, "session-5h")
+
+    def pick(interaction: Any) -> str:  # whichever is asked first: the order is asserted
+        return "SQLite" if interaction.ask.questions[0].id == "db" else "orders"
+
+    async with ScriptedResponder(runtime, [answer(pick), answer(pick)]) as human:
+        result = await asyncio.wait_for(turn.run(agent, "Two things", hooks=hooks), SAFETY_S)
+        await human.finished()
+
+    assert result is not None
+    assert await requested(runtime, "session-5h") == ["call-db", "call-name"]
+    last = model.calls[-1]
+    assert outputs(last, "call-db")[0].endswith("SQLite")
+    assert outputs(last, "call-name")[0].endswith('"orders"')
+
+
+class FailingToolStart(RunHooks[Any]):
+    async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+        raise RuntimeError("the hook failed")
+
+
+async def test_a_live_question_whose_call_never_runs_is_not_left_queued(
+    runtime: Runtime,
+) -> None:
+    """The guardrail parks the question before the SDK's `on_tool_start` hooks; a hook
+    that fails then ends the run without the call: its ask is cancelled, not queued."""
+    model = script([function_call(TOOL, ASK_DB, call_id="call-db")])
+    turn = MidturnRun(runtime, "session-5f", "turn-5f")
+    agent = Agent(name="assistant", model=model, tools=[turn.tool])
+    with pytest.raises(SdkUserError, match="the hook failed"):  # the SDK wraps it
+        await asyncio.wait_for(turn.run(agent, "Go", hooks=FailingToolStart()), SAFETY_S)
+    assert await requested(runtime, "session-5f") == ["call-db"]
+    assert await runtime.queue("session-5f") == []
+    (interaction,) = await runtime.store.list_interactions(session_id="session-5f")
+    assert interaction.status == "cancelled"
 
 
 # -- 6. the turn is stopped --------------------------------------------------------------

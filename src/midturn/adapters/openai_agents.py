@@ -6,7 +6,9 @@ for the root agent, and a run loop that settles the run's tool approvals through
     result = await turn.run(agent, "Set up the service")      # None: the turn was stopped
 
 - live (`durable=False`): the question tool waits for midturn inside the run and returns
-  the rendered answer.
+  the rendered answer. Each call is parked by a tool input guardrail of the question tool
+  (`PARK_GUARDRAIL`), which the SDK runs for the calls of a step in the model's order,
+  before any `on_tool_start` hook: a hook slower for one call cannot reorder the queue.
 - durable (`durable=True`): the question tool needs approval, so a question pauses the run
   (`RunResult.interruptions`); the paused `RunState` goes to `checkpoint` (serialized),
   the question becomes a midturn ask keyed by its call id, and once it settles the answer
@@ -41,7 +43,17 @@ from midturn.errors import InvalidAsk, MidturnError, Problem, UsageError
 from midturn.types import Risk
 
 try:
-    from agents import Agent, FunctionTool, RunConfig, Runner, RunResult, RunState
+    from agents import (
+        Agent,
+        FunctionTool,
+        RunConfig,
+        Runner,
+        RunResult,
+        RunState,
+        ToolGuardrailFunctionOutput,
+        ToolInputGuardrail,
+        ToolInputGuardrailData,
+    )
     from agents.exceptions import UserError
     from agents.items import ToolApprovalItem
     from agents.run_config import ToolErrorFormatterArgs
@@ -52,11 +64,15 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess by 
         'midturn.adapters.openai_agents needs openai-agents: pip install "midturn[openai-agents]"'
     ) from error
 
-__all__ = ["CONTEXT_KEY", "Checkpoint", "MidturnRun"]
+__all__ = ["CONTEXT_KEY", "PARK_GUARDRAIL", "Checkpoint", "MidturnRun"]
 
 CONTEXT_KEY = "midturn_answers"
 """The key of the run context (a mapping) under which a durable run keeps each settled
 question's tool output, by call id, until the approved tool call returns it."""
+
+PARK_GUARDRAIL = "midturn_park"
+"""The name of the live question tool's input guardrail (it always allows): the one that
+parks the call, so its results show in `RunResult.tool_input_guardrail_results`."""
 
 Checkpoint = Callable[[str], Awaitable[None] | None]
 """Called with the serialized `RunState` (`RunState.to_string()`) each time the run
@@ -110,7 +126,8 @@ class MidturnRun:
         self.dialect = dialect
         self.risk: Risk = risk
         self._root: Agent[Any] | None = None
-        self._park = asyncio.Lock()  # live asks of one step park in the model's order
+        self._park = asyncio.Lock()  # a slow ask (a gateway) is not overtaken by the next
+        self._parked: dict[str, Interaction | str] = {}  # live: by call id, until its call
         spec = tool_spec(dialect, "openai")["function"]
         self.tool_name: str = spec["name"]
         self.tool = FunctionTool(
@@ -121,6 +138,7 @@ class MidturnRun:
             strict_json_schema=False,  # the schema is midturn's constant, sent as it is
             is_enabled=self._enabled,
             needs_approval=durable,
+            tool_input_guardrails=None if durable else [self._guardrail()],
         )
 
     @property
@@ -151,7 +169,9 @@ class MidturnRun:
         self._root = agent
         config = self.run_config(run_config)
         try:
-            result = await Runner.run(agent, input, context=context, run_config=config, **options)
+            result = await self._run_once(
+                agent, input, context=context, run_config=config, **options
+            )
         except UserError as error:
             await self._stopped(error)
             return None
@@ -231,11 +251,23 @@ class MidturnRun:
             await self.stop()
             return None
         try:
-            result = await Runner.run(agent, state, run_config=config, **options)
+            result = await self._run_once(agent, state, run_config=config, **options)
         except UserError as error:
             await self._stopped(error)
             return None
         return await self._drive(agent, result, config, options)
+
+    async def _run_once(self, agent: Agent[Any], input: Any, **options: Any) -> RunResult:
+        """`Runner.run`; a live question parked by the guardrail whose call then never ran
+        (the step failed or was cancelled in between) is cancelled, not left queued."""
+        try:
+            return await Runner.run(agent, input, **options)
+        finally:
+            unclaimed = [i for i in self._parked.values() if isinstance(i, Interaction)]
+            self._parked.clear()
+            for interaction in unclaimed:
+                with contextlib.suppress(MidturnError):
+                    await asyncio.shield(self.asker.cancel(interaction.id))
 
     async def _stopped(self, error: UserError) -> None:
         """A live question came back cancelled (the tool raised `_TurnStopped`): the run
@@ -325,6 +357,32 @@ class MidturnRun:
     def _enabled(self, ctx: RunContextWrapper[Any], agent: Any) -> bool:
         return self.interactive and self._root is not None and agent is self._root
 
+    def _guardrail(self) -> ToolInputGuardrail[Any]:
+        async def park(data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
+            ctx = data.context
+            if self._enabled(ctx, ctx.agent):
+                self._parked[ctx.tool_call_id] = await self._park_call(ctx)
+            return ToolGuardrailFunctionOutput.allow()
+
+        return ToolInputGuardrail(park, name=PARK_GUARDRAIL)
+
+    async def _park_call(self, ctx: ToolContext[Any]) -> Interaction | str:
+        """Park a live question call (or, malformed, the error text for the model)."""
+        try:
+            tool_input = _parse_arguments(ctx.tool_arguments)
+            async with self._park:
+                interaction, _ = await self.asker.ask(
+                    self.session_id,
+                    tool_input,
+                    dialect=self.dialect,
+                    tool_call_id=ctx.tool_call_id,
+                    turn_id=self.turn_id,
+                    context=_who(ctx.agent),
+                )
+        except InvalidAsk as error:  # the model fixes its call; nothing parked or shown
+            return str(error)
+        return interaction
+
     async def _invoke(self, ctx: ToolContext[Any], arguments: str) -> str:
         call_id = ctx.tool_call_id
         if not self._enabled(ctx, ctx.agent):
@@ -332,20 +390,12 @@ class MidturnRun:
         answers = ctx.context.get(CONTEXT_KEY) if isinstance(ctx.context, Mapping) else None
         if isinstance(answers, MutableMapping) and call_id in answers:
             return str(answers.pop(call_id))  # durable: settled before the call was approved
-        try:
-            tool_input = _parse_arguments(arguments)
-            async with self._park:
-                interaction, _ = await self.asker.ask(
-                    self.session_id,
-                    tool_input,
-                    dialect=self.dialect,
-                    tool_call_id=call_id,
-                    turn_id=self.turn_id,
-                    context=_who(ctx.agent),
-                )
-        except InvalidAsk as error:  # the model fixes its call; nothing parked or shown
-            return str(error)
-        (settled,) = await self._wait_all([interaction])
+        parked = self._parked.pop(call_id, None)  # live: the guardrail parked it
+        if parked is None:  # called without the guardrail (a user's own invocation)
+            parked = await self._park_call(ctx)
+        if isinstance(parked, str):
+            return parked
+        (settled,) = await self._wait_all([parked])
         if settled.interaction.status == "cancelled":
             raise _TurnStopped(f"the turn {self.turn_id!r} was stopped")
         return _text(settled)
