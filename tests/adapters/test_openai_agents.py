@@ -620,3 +620,62 @@ async def test_each_interaction_says_which_agent_asks(runtime: Runtime, durable:
     assert permission.context.agent == "release-bot"
     assert permission.context.tool is not None and permission.context.tool.name == "deploy"
     assert permission.context.tool.input == '{"env":"prod"}'
+
+
+@MODES
+async def test_each_interaction_says_what_the_agent_was_doing(
+    runtime: Runtime, durable: bool
+) -> None:
+    """`doing` is the turn's newest assistant text (docs/contract.md#who-is-asking), read
+    from each model response through the run's hooks; the caller's hooks still run."""
+    seen: list[str] = []
+
+    class Mine(RunHooks[Any]):
+        async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+            seen.append("llm_end")
+
+        async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+            seen.append(f"tool_start {tool.name}")
+
+    @function_tool(needs_approval=True)
+    def deploy(env: str) -> str:
+        """Deploy to an environment."""
+        return f"deployed {env}"
+
+    model = script(
+        [assistant_message("First the database."), function_call(TOOL, ASK_DB, call_id="q")],
+        [function_call("noop", {}, call_id="n")],  # a step without text keeps the last one
+        [
+            assistant_message("Deploying to prod now."),
+            function_call("deploy", {"env": "prod"}, call_id="d"),
+        ],
+    )
+
+    @function_tool
+    def noop() -> str:
+        """Nothing."""
+        return "ok"
+
+    turn = MidturnRun(runtime, "session-doing", "turn-doing", durable=durable)
+    agent = Agent(name="release-bot", model=model, tools=[turn.tool, noop, deploy])
+    async with ScriptedResponder(runtime, [answer("SQLite"), allow()]) as human:
+        await asyncio.wait_for(turn.run(agent, "Ship it", hooks=Mine()), SAFETY_S)
+        await human.finished()
+    ask, permission = await runtime.store.list_interactions(session_id="session-doing")
+    assert ask.context is not None and ask.context.doing == "First the database."
+    assert permission.context is not None
+    assert permission.context.doing == "Deploying to prod now."
+    assert seen.count("llm_end") == len(model.calls)
+    assert "tool_start deploy" in seen
+
+
+def test_the_run_hooks_pass_every_hook_of_the_sdk_on() -> None:
+    """The adapter wraps the caller's `RunHooks` to read what the model said: it must
+    override every hook the SDK has, or a new one would silently skip the caller's."""
+    from agents.lifecycle import RunHooksBase
+
+    from midturn.adapters.openai_agents import _Hooks
+
+    hooks = {name for name in vars(RunHooksBase) if name.startswith("on_")}
+    assert hooks, "the SDK's RunHooksBase has no on_* hooks any more"
+    assert hooks <= set(vars(_Hooks))

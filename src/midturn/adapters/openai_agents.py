@@ -17,7 +17,10 @@ for the root agent, and a run loop that settles the run's tool approvals through
 
 Every other approval (`needs_approval` tools) is a midturn permission in the same queue:
 allow → approve, deny → reject with the message, allow_for_turn → approve for the rest of
-the run. A wrapper over the asker port only (`midturn.Asker`).
+the run. Each interaction says who is asking (docs/contract.md#who-is-asking): the agent's
+name, what the model last said in the turn (read from each model response through the
+run's hooks, which wrap the caller's own), and for a permission the tool call. A wrapper
+over the asker port only (`midturn.Asker`).
 """
 
 from __future__ import annotations
@@ -46,18 +49,22 @@ try:
     from agents import (
         Agent,
         FunctionTool,
+        ItemHelpers,
+        ModelResponse,
         RunConfig,
+        RunContextWrapper,
+        RunHooks,
         Runner,
         RunResult,
         RunState,
+        Tool,
         ToolGuardrailFunctionOutput,
         ToolInputGuardrail,
         ToolInputGuardrailData,
     )
     from agents.exceptions import UserError
-    from agents.items import ToolApprovalItem
+    from agents.items import ToolApprovalItem, TResponseInputItem
     from agents.run_config import ToolErrorFormatterArgs
-    from agents.run_context import RunContextWrapper
     from agents.tool_context import ToolContext
 except ImportError as error:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError(
@@ -128,6 +135,7 @@ class MidturnRun:
         self._root: Agent[Any] | None = None
         self._park = asyncio.Lock()  # a slow ask (a gateway) is not overtaken by the next
         self._parked: dict[str, Interaction | str] = {}  # live: by call id, until its call
+        self._doing: str | None = None  # the turn's newest assistant text (`_Hooks`)
         spec = tool_spec(dialect, "openai")["function"]
         self.tool_name: str = spec["name"]
         self.tool = FunctionTool(
@@ -260,8 +268,9 @@ class MidturnRun:
     async def _run_once(self, agent: Agent[Any], input: Any, **options: Any) -> RunResult:
         """`Runner.run`; a live question parked by the guardrail whose call then never ran
         (the step failed or was cancelled in between) is cancelled, not left queued."""
+        hooks = _Hooks(self, options.pop("hooks", None))
         try:
-            return await Runner.run(agent, input, **options)
+            return await Runner.run(agent, input, hooks=hooks, **options)
         finally:
             unclaimed = [i for i in self._parked.values() if isinstance(i, Interaction)]
             self._parked.clear()
@@ -324,7 +333,7 @@ class MidturnRun:
                     dialect=self.dialect,
                     tool_call_id=call_id,
                     turn_id=self.turn_id,
-                    context=_who(item.agent),
+                    context=_who(item.agent, self._doing),
                 )
             except InvalidAsk as error:
                 return str(error)
@@ -337,7 +346,7 @@ class MidturnRun:
             details=_details(arguments),
             tool_call_id=call_id,
             turn_id=self.turn_id,
-            context=_who(item.agent, item.tool_name or "tool", arguments),
+            context=_who(item.agent, self._doing, item.tool_name or "tool", arguments),
         )
         return interaction
 
@@ -377,7 +386,7 @@ class MidturnRun:
                     dialect=self.dialect,
                     tool_call_id=ctx.tool_call_id,
                     turn_id=self.turn_id,
-                    context=_who(ctx.agent),
+                    context=_who(ctx.agent, self._doing),
                 )
         except InvalidAsk as error:  # the model fixes its call; nothing parked or shown
             return str(error)
@@ -403,6 +412,55 @@ class MidturnRun:
     def _unavailable(self) -> str:
         """The result of a question nobody can answer here, decided without asking."""
         return render(AskResult(outcome="unavailable", answers=()), self.dialect).text
+
+
+class _Hooks(RunHooks[Any]):
+    """The run's hooks: every one of the caller's (`Runner.run(hooks=...)`), and after
+    each model call the response's text kept as the turn's `doing`. It overrides every
+    hook the SDK has (a test checks), so none of the caller's is dropped."""
+
+    def __init__(self, turn: MidturnRun, inner: RunHooks[Any] | None) -> None:
+        self.turn = turn
+        self.inner: RunHooks[Any] = inner if inner is not None else RunHooks()
+
+    async def on_llm_start(
+        self,
+        context: RunContextWrapper[Any],
+        agent: Agent[Any],
+        system_prompt: str | None,
+        input_items: list[TResponseInputItem],
+    ) -> None:
+        await self.inner.on_llm_start(context, agent, system_prompt, input_items)
+
+    async def on_llm_end(
+        self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse
+    ) -> None:
+        texts = [ItemHelpers.extract_text(item) for item in response.output]
+        said = "\n".join(t.strip() for t in texts if t and t.strip())
+        if said:  # a step that only calls tools keeps what the model said before
+            self.turn._doing = said
+        await self.inner.on_llm_end(context, agent, response)
+
+    async def on_agent_start(self, context: Any, agent: Agent[Any]) -> None:
+        await self.inner.on_agent_start(context, agent)
+
+    async def on_agent_end(self, context: Any, agent: Agent[Any], output: Any) -> None:
+        await self.inner.on_agent_end(context, agent, output)
+
+    async def on_handoff(
+        self, context: RunContextWrapper[Any], from_agent: Agent[Any], to_agent: Agent[Any]
+    ) -> None:
+        await self.inner.on_handoff(context, from_agent, to_agent)
+
+    async def on_tool_start(
+        self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool
+    ) -> None:
+        await self.inner.on_tool_start(context, agent, tool)
+
+    async def on_tool_end(
+        self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool, result: object
+    ) -> None:
+        await self.inner.on_tool_end(context, agent, tool, result)
 
 
 def _parse_arguments(arguments: str) -> Any:
@@ -456,11 +514,16 @@ def _refusal(settled: Settled) -> str:
     return (decision.message if decision else None) or _DENIED
 
 
-def _who(agent: Any, tool: str | None = None, arguments: str | None = None) -> dict[str, Any]:
-    """Who is asking (docs/contract.md#who-is-asking): the agent's `name`, and for a
-    permission the tool call with its arguments (the gateway bounds each field)."""
+def _who(
+    agent: Any, doing: str | None, tool: str | None = None, arguments: str | None = None
+) -> dict[str, Any]:
+    """Who is asking (docs/contract.md#who-is-asking): the agent's `name`, what the model
+    last said in the turn, and for a permission the tool call with its arguments (the
+    runtime bounds each field)."""
     name = getattr(agent, "name", None)
     context: dict[str, Any] = {"agent": name} if isinstance(name, str) and name.strip() else {}
+    if doing:
+        context["doing"] = doing
     if tool is not None:
         context["tool"] = {"name": tool, "input": arguments}
     return context
