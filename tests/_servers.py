@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,21 +39,16 @@ _ANNOUNCEMENT = "midturn gateway on "
 
 
 def _announced_url(process: subprocess.Popen[bytes], log: Path) -> str:
-    """Read the child's stdout up to its announcement line; its URL."""
+    """Read the child's stdout up to its announcement line; its URL. No deadline: a
+    loaded machine can take longer than any to import and start it, and a child that
+    fails ends its stdout (then this says so, with its log)."""
     assert process.stdout is not None
     fd = process.stdout.fileno()
-    deadline = time.monotonic() + SAFETY_S
     seen = b""
     while True:
         for line in seen.decode("utf-8", "replace").splitlines(keepends=True):
             if line.startswith(_ANNOUNCEMENT) and line.endswith("\n"):
                 return line.removeprefix(_ANNOUNCEMENT).split()[0]
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise AssertionError(f"`midturn serve` never announced its address:\n{log.read_text()}")
-        readable, _, _ = select.select([fd], [], [], remaining)
-        if not readable:
-            continue
         chunk = os.read(fd, 4096)
         if not chunk:
             raise AssertionError(f"`midturn serve` exited before it listened:\n{log.read_text()}")

@@ -296,6 +296,87 @@ async def test_5_two_asks_in_one_step_fifo(runtime_side: Midturn) -> None:
     }
 
 
+class SlowFirstAsk:
+    """An asker over `runtime` whose first `ask` holds back until another interaction has
+    parked (bounded), as a slow gateway request would: the SDK runs each `can_use_tool`
+    (and hook) request of a step as a task of its own, so the next one could park first."""
+
+    def __init__(self, runtime: Any) -> None:
+        self.runtime = runtime
+        self.asks = 0
+        self.parked = asyncio.Event()
+
+    async def ask(self, *args: Any, **kwargs: Any) -> Any:
+        self.asks += 1
+        if self.asks == 1:
+            with contextlib.suppress(TimeoutError):  # in order: nobody else parks meanwhile
+                await asyncio.wait_for(self.parked.wait(), 0.2)
+        parked = await self.runtime.ask(*args, **kwargs)
+        self.parked.set()
+        return parked
+
+    async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
+        parked = await self.runtime.request_permission(*args, **kwargs)
+        self.parked.set()
+        return parked
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.runtime, name)
+
+
+async def queued(side: Midturn, count: int) -> list[Any]:
+    """The session's queue once it holds `count` interactions (read on each event)."""
+
+    async def poll() -> list[Any]:
+        async for _ in side.answerer.events(side.session_id):
+            queue = await side.answerer.queue(side.session_id)
+            if len(queue) >= count:
+                return queue
+        raise AssertionError("the session's events ended")
+
+    found: list[Any] = await within(poll())
+    return found
+
+
+async def test_5_a_slow_first_ask_still_parks_first(runtime_side: Midturn) -> None:
+    second = {"questions": [{**ASK["questions"][0], "question": "Which cache should it use?"}]}
+    slow: Any = SlowFirstAsk(runtime_side.asker)
+    permissions = MidturnPermissions(slow, runtime_side.session_id)
+    cli = ScriptedClaudeCode(
+        [
+            [
+                ("AskUserQuestion", ASK, "toolu_x"),
+                ("AskUserQuestion", second, "toolu_y"),
+                ("Bash", {"command": "make"}, "toolu_z"),
+            ]
+        ]
+    )
+    running = asyncio.create_task(run(permissions, cli))
+    x, y, z = await queued(runtime_side, 3)
+    assert [x.tool_call_id, y.tool_call_id, z.tool_call_id] == ["toolu_x", "toolu_y", "toolu_z"]
+    await runtime_side.answerer.answer(x.id, "PostgreSQL")
+    await runtime_side.answerer.answer(y.id, "SQLite")
+    await runtime_side.answerer.decide(z.id, "allow")
+    await within(running)
+    assert cli.decisions["toolu_x"]["updatedInput"]["answers"] == {QUESTION: "PostgreSQL"}
+    assert cli.decisions["toolu_z"]["behavior"] == "allow"
+
+
+async def test_5_a_slow_first_hook_ask_still_parks_first(runtime_side: Midturn) -> None:
+    """The durable hook's requests of one step come as tasks of their own too."""
+    slow: Any = SlowFirstAsk(runtime_side.asker)
+    permissions = MidturnPermissions(slow, "s1", durable=True)
+    second = {"questions": [{**ASK["questions"][0], "question": "Which cache should it use?"}]}
+    calls = [
+        ({"hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion", "tool_input": q}, t)
+        for q, t in ((ASK, "toolu_hx"), (second, "toolu_hy"))
+    ]
+    async with permissions.turn("turn-h"):
+        await within(asyncio.gather(*(permissions.pre_tool_use(c, t, {}) for c, t in calls)))
+    queued = await runtime_side.answerer.queue("s1")
+    assert [i.tool_call_id for i in queued] == ["toolu_hx", "toolu_hy"]
+
+
 async def test_6_stopped_turn_cancels(runtime_side: Midturn) -> None:
     permissions = MidturnPermissions(runtime_side.asker, runtime_side.session_id)
     cli = ScriptedClaudeCode(

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agents import Agent, function_tool, set_tracing_disabled
+from agents import Agent, RunHooks, function_tool, set_tracing_disabled
+from agents.exceptions import UserError as SdkUserError
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from tests._servers import SAFETY_S, LiveGateway, start_gateway
 
@@ -383,6 +384,75 @@ async def test_5_a_slow_first_live_ask_still_parks_first(runtime: Runtime) -> No
     assert outputs(last, "call-name")[0].endswith('"orders"')
 
 
+class SlowFirstToolStart(RunHooks[Any]):
+    """Run hooks (the SDK's own, passed through `turn.run`) whose `on_tool_start` for the
+    step's first question holds back until an ask of the session has parked: the calls
+    run as tasks of their own, so a hook slower for one call lets the next one overtake
+    it, as a hook that logs somewhere does in real use."""
+
+    def __init__(self, runtime: Runtime, session_id: str) -> None:
+        self.runtime = runtime
+        self.session_id = session_id
+
+    async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+        if getattr(context, "tool_call_id", None) == "call-db":
+            await asyncio.wait_for(self.someone_asked(), SAFETY_S)
+
+    async def someone_asked(self) -> None:
+        async for event in self.runtime.events(self.session_id):  # the log, then live
+            if event.type == "user_question_requested":
+                return
+
+
+@MODES
+async def test_5_a_slow_hook_on_the_first_call_still_parks_it_first(
+    runtime: Runtime, durable: bool
+) -> None:
+    model = script(
+        [
+            function_call(TOOL, ASK_DB, call_id="call-db"),
+            function_call(TOOL, ASK_NAME, call_id="call-name"),
+        ]
+    )
+    turn = MidturnRun(runtime, "session-5h", "turn-5h", durable=durable)
+    agent = Agent(name="assistant", model=model, tools=[turn.tool])
+    hooks = SlowFirstToolStart(runtime, "session-5h")
+
+    def pick(interaction: Any) -> str:  # whichever is asked first: the order is asserted
+        return "SQLite" if interaction.ask.questions[0].id == "db" else "orders"
+
+    async with ScriptedResponder(runtime, [answer(pick), answer(pick)]) as human:
+        result = await asyncio.wait_for(turn.run(agent, "Two things", hooks=hooks), SAFETY_S)
+        await human.finished()
+
+    assert result is not None
+    assert await requested(runtime, "session-5h") == ["call-db", "call-name"]
+    last = model.calls[-1]
+    assert outputs(last, "call-db")[0].endswith("SQLite")
+    assert outputs(last, "call-name")[0].endswith('"orders"')
+
+
+class FailingToolStart(RunHooks[Any]):
+    async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+        raise RuntimeError("the hook failed")
+
+
+async def test_a_live_question_whose_call_never_runs_is_not_left_queued(
+    runtime: Runtime,
+) -> None:
+    """The guardrail parks the question before the SDK's `on_tool_start` hooks; a hook
+    that fails then ends the run without the call: its ask is cancelled, not queued."""
+    model = script([function_call(TOOL, ASK_DB, call_id="call-db")])
+    turn = MidturnRun(runtime, "session-5f", "turn-5f")
+    agent = Agent(name="assistant", model=model, tools=[turn.tool])
+    with pytest.raises(SdkUserError, match="the hook failed"):  # the SDK wraps it
+        await asyncio.wait_for(turn.run(agent, "Go", hooks=FailingToolStart()), SAFETY_S)
+    assert await requested(runtime, "session-5f") == ["call-db"]
+    assert await runtime.queue("session-5f") == []
+    (interaction,) = await runtime.store.list_interactions(session_id="session-5f")
+    assert interaction.status == "cancelled"
+
+
 # -- 6. the turn is stopped --------------------------------------------------------------
 
 
@@ -550,3 +620,62 @@ async def test_each_interaction_says_which_agent_asks(runtime: Runtime, durable:
     assert permission.context.agent == "release-bot"
     assert permission.context.tool is not None and permission.context.tool.name == "deploy"
     assert permission.context.tool.input == '{"env":"prod"}'
+
+
+@MODES
+async def test_each_interaction_says_what_the_agent_was_doing(
+    runtime: Runtime, durable: bool
+) -> None:
+    """`doing` is the turn's newest assistant text (docs/contract.md#who-is-asking), read
+    from each model response through the run's hooks; the caller's hooks still run."""
+    seen: list[str] = []
+
+    class Mine(RunHooks[Any]):
+        async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+            seen.append("llm_end")
+
+        async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+            seen.append(f"tool_start {tool.name}")
+
+    @function_tool(needs_approval=True)
+    def deploy(env: str) -> str:
+        """Deploy to an environment."""
+        return f"deployed {env}"
+
+    model = script(
+        [assistant_message("First the database."), function_call(TOOL, ASK_DB, call_id="q")],
+        [function_call("noop", {}, call_id="n")],  # a step without text keeps the last one
+        [
+            assistant_message("Deploying to prod now."),
+            function_call("deploy", {"env": "prod"}, call_id="d"),
+        ],
+    )
+
+    @function_tool
+    def noop() -> str:
+        """Nothing."""
+        return "ok"
+
+    turn = MidturnRun(runtime, "session-doing", "turn-doing", durable=durable)
+    agent = Agent(name="release-bot", model=model, tools=[turn.tool, noop, deploy])
+    async with ScriptedResponder(runtime, [answer("SQLite"), allow()]) as human:
+        await asyncio.wait_for(turn.run(agent, "Ship it", hooks=Mine()), SAFETY_S)
+        await human.finished()
+    ask, permission = await runtime.store.list_interactions(session_id="session-doing")
+    assert ask.context is not None and ask.context.doing == "First the database."
+    assert permission.context is not None
+    assert permission.context.doing == "Deploying to prod now."
+    assert seen.count("llm_end") == len(model.calls)
+    assert "tool_start deploy" in seen
+
+
+def test_the_run_hooks_pass_every_hook_of_the_sdk_on() -> None:
+    """The adapter wraps the caller's `RunHooks` to read what the model said: it must
+    override every hook the SDK has, or a new one would silently skip the caller's."""
+    from agents.lifecycle import RunHooksBase
+
+    from midturn.adapters.openai_agents import _Hooks
+
+    hooks = {name for name in vars(RunHooksBase) if name.startswith("on_")}
+    assert hooks, "the SDK's RunHooksBase has no on_* hooks any more"
+    assert hooks <= set(vars(_Hooks))

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import strands.models.bedrock
 from strands import Agent, tool
+from strands.hooks import BeforeToolCallEvent
 from tests._servers import SAFETY_S, LiveGateway, start_gateway
 
 import midturn
@@ -379,6 +380,56 @@ async def test_5_two_asks_in_one_step_fifo(in_process: Side) -> None:
     assert text_of(found["tooluse_second"]).endswith('"billing-api"')
     requested = [ia(e) for e in await side.events() if e.type == "user_question_requested"]
     assert [i.tool_call_id for i in requested if i] == ["tooluse_first", "tooluse_second"]
+
+
+async def test_5_a_first_call_pausing_last_is_still_asked_first(in_process: Side) -> None:
+    """Strands runs a step's tool calls concurrently, so they reach their interrupts in
+    any order: a `BeforeToolCallEvent` hook holds the first call back until the second
+    one has paused, and the person is still asked in the model's order."""
+    side = in_process
+    host = StrandsHost(side.asker, side.session_id)
+    model = ScriptedModel(
+        [
+            Reply(
+                tool_uses=(
+                    ToolUse("tooluse_first", "ask_user_question", DB_ASK),
+                    ToolUse("tooluse_second", "ask_user_question", NAME_ASK),
+                )
+            ),
+            lambda messages: Reply(text="both: " + last_results(messages)),
+        ]
+    )
+    second_paused = asyncio.Event()
+
+    def on_event(**event: Any) -> None:  # Strands' callback handler sees each interrupt
+        paused = event.get("tool_interrupt_event")
+        if paused and paused["tool_use"]["toolUseId"] == "tooluse_second":
+            second_paused.set()
+
+    agent = Agent(
+        model=model, tools=host.tools, system_prompt=host.system_prompt, callback_handler=on_event
+    )
+
+    async def hold_the_first(event: BeforeToolCallEvent) -> None:
+        if event.tool_use["toolUseId"] == "tooluse_first":
+            await asyncio.wait_for(second_paused.wait(), SAFETY_S)
+
+    agent.hooks.add_callback(BeforeToolCallEvent, hold_the_first)
+    first_paused: list[str] = []
+
+    def respond(interaction: Any) -> Any:
+        first_paused.append(interaction.tool_call_id)
+        if interaction.ask.questions[0].id == "db":
+            return {"answers": {"db": "SQLite"}}
+        return {"answers": {"name": "billing-api"}}
+
+    async with ScriptedResponder(side.answerer, [answer(respond), answer(respond)], "s") as p:
+        await asyncio.wait_for(host.run(agent, "go", turn_id="turn-5a"), SAFETY_S)
+        await p.finished()
+    assert first_paused == ["tooluse_first", "tooluse_second"]
+    found = results(agent.messages)
+    assert text_of(found["tooluse_first"]) == "The user answered:\n- Database: SQLite"
+    assert text_of(found["tooluse_second"]).endswith('"billing-api"')
 
 
 # -- 6 ---------------------------------------------------------------------------------

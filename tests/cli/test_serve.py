@@ -290,9 +290,15 @@ def _free_port() -> int:
 
 def _refusal(tmp_path: Path, db: str) -> str:
     """What `midturn serve --db DB` says when it cannot open the store: one paragraph,
-    exit 2, no raw errno or traceback, nothing started."""
+    exit 2, no raw errno or traceback, nothing started, and no secret left behind in the
+    data folder (the SQLite file's folder, else ./.midturn): the store is opened first."""
+    path = db.partition("sqlite:///")[2]
+    data_dir = Path(path).parent if path else tmp_path / ".midturn"
+    before = {p for p in (data_dir / "admin_token", data_dir / "mcp_state_key") if p.exists()}
     done = _run("serve", "--port", "0", "--db", db, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
+    left = {p for p in (data_dir / "admin_token", data_dir / "mcp_state_key") if p.exists()}
+    assert left <= before, f"a failed start wrote {sorted(map(str, left - before))}"
     message = done.stderr.strip()
     assert message.startswith("midturn serve: ") and "\n" not in message  # one paragraph
     for raw in ("Errno", "Traceback", "Error:", "[", "midturn gateway on"):

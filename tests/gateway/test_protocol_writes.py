@@ -17,6 +17,7 @@ from uvicorn.server import ServerState
 
 from midturn.gateway._protocol import JsonErrorsH11Protocol
 from midturn.gateway._protocol_httptools import JsonErrorsHttpToolsProtocol
+from midturn.gateway._protocol_writes import HeadWithBody
 
 App = Callable[[Any, Any, Any], Awaitable[None]]
 
@@ -155,3 +156,32 @@ async def test_a_held_head_is_written_before_a_failed_response_closes(connect: A
     await _settle()
     assert transport.closed
     assert b"".join(transport.writes).startswith(b"HTTP/1.1 200 OK")
+
+
+async def test_the_uvicorn_internals_it_writes_through_are_there(
+    connect: Any, request: pytest.FixtureRequest
+) -> None:
+    """`HeadWithBody` leans on uvicorn's protocol internals (pyproject.toml pins uvicorn
+    below the next minor for this): the protocol makes a `RequestResponseCycle` per
+    request in `handle_events` (h11) / `on_headers_complete` (httptools), the cycle writes
+    through its `transport` attribute and sets `response_started`, and the httptools one
+    has `chunked_encoding`. A uvicorn where one of them is gone or renamed must fail here,
+    by name, not leave the gateway silently taking two writes per response."""
+    protocol, transport = connect(_plain)
+    protocol.data_received(_request("POST", b"{}"))
+    await _settle()
+    version = uvicorn.__version__
+    cycle = getattr(protocol, "cycle", None)
+    assert cycle is not None, f"uvicorn {version}: the protocol keeps no `cycle` per request"
+    assert isinstance(cycle.__dict__.get("transport"), HeadWithBody), (
+        f"uvicorn {version}: the request's cycle does not write through the HeadWithBody "
+        "installed as its `transport` (the protocol's hook or the attribute changed)"
+    )
+    assert cycle.__dict__.get("response_started") is True, (
+        f"uvicorn {version}: the cycle has no `response_started` set once the head is out"
+    )
+    if request.node.callspec.params["connect"] == "httptools":
+        assert cycle.__dict__.get("chunked_encoding") is False, (
+            f"uvicorn {version}: the httptools cycle has no `chunked_encoding`"
+        )
+    assert len(transport.writes) == 1, transport.writes  # and it did its job

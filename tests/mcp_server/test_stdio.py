@@ -4,6 +4,7 @@ no elicitation is answered by a second party through a real gateway on the same 
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from tests._servers import start_gateway
 from tests.mcp_server.conftest import ASK, Person, accept, within
 
 from midturn import open_store
+from midturn.testing.pilot import pilot_env
 
 MIDTURN = str(Path(sys.executable).with_name("midturn"))
 ADMIN = "test-admin-token-0123456789abcdef"
@@ -80,3 +82,22 @@ async def test_no_elicitation_answered_through_the_gateway(db_url: str, errlog: 
         (stored,) = await store.list_interactions(session_id="mcp")
     assert stored.id == interaction_id
     assert stored.settled_by == "admin"
+
+
+def test_a_store_that_does_not_open_leaves_no_state_key(tmp_path: Path) -> None:
+    """`midturn mcp` opens the store before it makes its `requestState` key: a start that
+    fails on the store (here a file that is not a database) exits 2 and writes nothing."""
+    (tmp_path / "midturn.db").write_bytes(b"not a database " * 100)
+    done = subprocess.run(
+        [MIDTURN, "mcp", "--store", f"sqlite:///{tmp_path / 'midturn.db'}"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=pilot_env(),
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "is not a SQLite database" in done.stderr
+    assert not (tmp_path / "mcp_state_key").exists()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import mcp_types as types
 import pytest
@@ -12,7 +13,7 @@ from mcp import Client
 from tests.mcp_server.conftest import ASK, Person, accept, requested, settle_events, within
 
 from midturn import SYSTEM_PROMPT, Runtime, tool_spec
-from midturn.mcp import McpOptions, create_server, load_state_key
+from midturn.mcp import Backend, McpOptions, create_server, load_state_key
 
 PERMISSION = {"summary": "Delete the build cache", "risk": "high", "details": "rm -rf .cache"}
 
@@ -147,3 +148,45 @@ async def test_a_permission_without_elicitation_is_decided_elsewhere(
     )
     assert result.structured_content is not None
     assert result.structured_content["outcome"] == "denied"
+
+
+class SlowFirstAsk:
+    """An asker over `runtime` whose first `ask` holds back until another ask has parked
+    (bounded), as a slow store or gateway would: the server runs each request as a task
+    of its own, so the next call could park first."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.asks = 0
+        self.parked = asyncio.Event()
+
+    async def ask(self, *args: Any, **kwargs: Any) -> Any:
+        self.asks += 1
+        if self.asks == 1:
+            with contextlib.suppress(TimeoutError):  # in order: nobody else parks meanwhile
+                await asyncio.wait_for(self.parked.wait(), 0.2)
+        parked = await self.runtime.ask(*args, **kwargs)
+        self.parked.set()
+        return parked
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.runtime, name)
+
+
+async def test_parallel_calls_park_in_the_order_they_came(runtime: Runtime, data_dir: Path) -> None:
+    """A client's parallel tool calls (one model step) are parked in the order it sent
+    them, however long each ask takes: one FIFO, the model's order."""
+    backend = Backend(cast(Any, SlowFirstAsk(runtime)), runtime)
+    server = create_server(backend, state_key=load_state_key(data_dir))
+    first = {"questions": [{**ASK["questions"][0], "id": "first"}]}
+    second = {"questions": [{**ASK["questions"][0], "id": "second"}]}
+    async with Client(server, mode="legacy") as client:
+        started = await within(
+            asyncio.gather(
+                client.call_tool("start_question", first),
+                client.call_tool("start_question", second),
+            )
+        )
+    assert all(not result.is_error for result in started)
+    queued = await runtime.queue("mcp")
+    assert [i.ask.questions[0].id for i in queued if i.ask] == ["first", "second"]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import httpx
 import pytest
 
-from midturn.testing import ScriptedResponder, answer, live_gateway
+from midturn.testing import ScriptedResponder, answer, live_gateway, start_gateway
 
 ASK = {"questions": [{"question": "Which database?", "options": ["PostgreSQL", "SQLite"]}]}
 
@@ -34,3 +35,23 @@ def test_a_live_gateway_serves_an_ask_end_to_end_and_stops() -> None:
         url = gateway.url
     with pytest.raises(httpx.TransportError):
         httpx.get(url + "/v1/sessions", timeout=5)
+
+
+def test_a_gateway_slower_to_start_than_the_safety_bound_still_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a loaded machine a gateway can take longer than any fixed bound to listen:
+    `start_gateway` waits until it listens or its thread has failed, never for a time.
+    (The bound is made nil here, so a start that is not instant would have lost it.)"""
+    import midturn.testing._gateway as module
+
+    monkeypatch.setattr(module, "SAFETY_S", 0.0)
+    with live_gateway() as gateway:
+        assert httpx.get(gateway.url + "/healthz", timeout=20).status_code < 500
+
+
+def test_a_gateway_that_cannot_start_says_why(tmp_path: Path) -> None:
+    (tmp_path / "midturn.db").write_bytes(b"not a database " * 100)
+    with pytest.raises(AssertionError, match="did not start") as raised:
+        start_gateway(f"sqlite:///{tmp_path / 'midturn.db'}", "admin-token-0123456789abcdef")
+    assert "not a database" in str(raised.value)  # what failed, not a timeout

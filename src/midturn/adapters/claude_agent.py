@@ -121,6 +121,10 @@ class MidturnPermissions:
         self.durable = durable
         self.agent = agent
         self._deferred: set[str] = set()  # the current turn's calls Claude Code deferred
+        # The SDK runs each request of a step (`can_use_tool`, a hook) as a task of its
+        # own, started in the order Claude Code sent them; they park one at a time, in
+        # that order, so a slow ask (a gateway) is not overtaken by the next.
+        self._park = asyncio.Lock()
 
     def options(self, **fields: Any) -> ClaudeAgentOptions:
         """`ClaudeAgentOptions(**fields)` with this callback as `can_use_tool`, and
@@ -162,14 +166,15 @@ class MidturnPermissions:
         if doing:
             who["doing"] = doing
         try:
-            parked, _ = await self.asker.ask(
-                self.session_id,
-                tool_input,
-                dialect="claude",
-                tool_call_id=call_id,
-                turn_id=self.turn_id,
-                context=who,
-            )
+            async with self._park:
+                parked, _ = await self.asker.ask(
+                    self.session_id,
+                    tool_input,
+                    dialect="claude",
+                    tool_call_id=call_id,
+                    turn_id=self.turn_id,
+                    context=who,
+                )
         except InvalidAsk as error:
             return _hook_output(PermissionResultDeny(message=str(error)))
         if parked.pending:
@@ -241,14 +246,15 @@ class MidturnPermissions:
 
     async def _ask(self, tool_input: dict[str, Any], call_id: str | None) -> PermissionResult:
         try:
-            parked, _ = await self.asker.ask(
-                self.session_id,
-                tool_input,
-                dialect="claude",
-                tool_call_id=call_id,
-                turn_id=self.turn_id,
-                context=self._who(None),
-            )
+            async with self._park:
+                parked, _ = await self.asker.ask(
+                    self.session_id,
+                    tool_input,
+                    dialect="claude",
+                    tool_call_id=call_id,
+                    turn_id=self.turn_id,
+                    context=self._who(None),
+                )
         except InvalidAsk as error:
             return PermissionResultDeny(message=str(error))
         return _ask_result(tool_input, await self._settle(parked.id))
@@ -258,16 +264,17 @@ class MidturnPermissions:
     ) -> PermissionResult:
         summary, details = _summary(tool, tool_input)
         risk: Risk = "low" if tool in _READING else "medium"
-        parked, _ = await self.asker.request_permission(
-            self.session_id,
-            tool=tool,
-            summary=summary,
-            risk=risk,
-            details=details,
-            tool_call_id=call_id,
-            turn_id=self.turn_id,
-            context={**who, "tool": {"name": tool, "input": tool_input}},
-        )
+        async with self._park:
+            parked, _ = await self.asker.request_permission(
+                self.session_id,
+                tool=tool,
+                summary=summary,
+                risk=risk,
+                details=details,
+                tool_call_id=call_id,
+                turn_id=self.turn_id,
+                context={**who, "tool": {"name": tool, "input": tool_input}},
+            )
         settled = await self._settle(parked.id)
         interaction = settled.interaction
         if settled.allowed:

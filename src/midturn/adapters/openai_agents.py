@@ -6,7 +6,9 @@ for the root agent, and a run loop that settles the run's tool approvals through
     result = await turn.run(agent, "Set up the service")      # None: the turn was stopped
 
 - live (`durable=False`): the question tool waits for midturn inside the run and returns
-  the rendered answer.
+  the rendered answer. Each call is parked by a tool input guardrail of the question tool
+  (`PARK_GUARDRAIL`), which the SDK runs for the calls of a step in the model's order,
+  before any `on_tool_start` hook: a hook slower for one call cannot reorder the queue.
 - durable (`durable=True`): the question tool needs approval, so a question pauses the run
   (`RunResult.interruptions`); the paused `RunState` goes to `checkpoint` (serialized),
   the question becomes a midturn ask keyed by its call id, and once it settles the answer
@@ -15,7 +17,10 @@ for the root agent, and a run loop that settles the run's tool approvals through
 
 Every other approval (`needs_approval` tools) is a midturn permission in the same queue:
 allow → approve, deny → reject with the message, allow_for_turn → approve for the rest of
-the run. A wrapper over the asker port only (`midturn.Asker`).
+the run. Each interaction says who is asking (docs/contract.md#who-is-asking): the agent's
+name, what the model last said in the turn (read from each model response through the
+run's hooks, which wrap the caller's own), and for a permission the tool call. A wrapper
+over the asker port only (`midturn.Asker`).
 """
 
 from __future__ import annotations
@@ -41,22 +46,40 @@ from midturn.errors import InvalidAsk, MidturnError, Problem, UsageError
 from midturn.types import Risk
 
 try:
-    from agents import Agent, FunctionTool, RunConfig, Runner, RunResult, RunState
+    from agents import (
+        Agent,
+        FunctionTool,
+        ItemHelpers,
+        ModelResponse,
+        RunConfig,
+        RunContextWrapper,
+        RunHooks,
+        Runner,
+        RunResult,
+        RunState,
+        Tool,
+        ToolGuardrailFunctionOutput,
+        ToolInputGuardrail,
+        ToolInputGuardrailData,
+    )
     from agents.exceptions import UserError
-    from agents.items import ToolApprovalItem
+    from agents.items import ToolApprovalItem, TResponseInputItem
     from agents.run_config import ToolErrorFormatterArgs
-    from agents.run_context import RunContextWrapper
     from agents.tool_context import ToolContext
 except ImportError as error:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError(
         'midturn.adapters.openai_agents needs openai-agents: pip install "midturn[openai-agents]"'
     ) from error
 
-__all__ = ["CONTEXT_KEY", "Checkpoint", "MidturnRun"]
+__all__ = ["CONTEXT_KEY", "PARK_GUARDRAIL", "Checkpoint", "MidturnRun"]
 
 CONTEXT_KEY = "midturn_answers"
 """The key of the run context (a mapping) under which a durable run keeps each settled
 question's tool output, by call id, until the approved tool call returns it."""
+
+PARK_GUARDRAIL = "midturn_park"
+"""The name of the live question tool's input guardrail (it always allows): the one that
+parks the call, so its results show in `RunResult.tool_input_guardrail_results`."""
 
 Checkpoint = Callable[[str], Awaitable[None] | None]
 """Called with the serialized `RunState` (`RunState.to_string()`) each time the run
@@ -110,7 +133,9 @@ class MidturnRun:
         self.dialect = dialect
         self.risk: Risk = risk
         self._root: Agent[Any] | None = None
-        self._park = asyncio.Lock()  # live asks of one step park in the model's order
+        self._park = asyncio.Lock()  # a slow ask (a gateway) is not overtaken by the next
+        self._parked: dict[str, Interaction | str] = {}  # live: by call id, until its call
+        self._doing: str | None = None  # the turn's newest assistant text (`_Hooks`)
         spec = tool_spec(dialect, "openai")["function"]
         self.tool_name: str = spec["name"]
         self.tool = FunctionTool(
@@ -121,6 +146,7 @@ class MidturnRun:
             strict_json_schema=False,  # the schema is midturn's constant, sent as it is
             is_enabled=self._enabled,
             needs_approval=durable,
+            tool_input_guardrails=None if durable else [self._guardrail()],
         )
 
     @property
@@ -151,7 +177,9 @@ class MidturnRun:
         self._root = agent
         config = self.run_config(run_config)
         try:
-            result = await Runner.run(agent, input, context=context, run_config=config, **options)
+            result = await self._run_once(
+                agent, input, context=context, run_config=config, **options
+            )
         except UserError as error:
             await self._stopped(error)
             return None
@@ -231,11 +259,24 @@ class MidturnRun:
             await self.stop()
             return None
         try:
-            result = await Runner.run(agent, state, run_config=config, **options)
+            result = await self._run_once(agent, state, run_config=config, **options)
         except UserError as error:
             await self._stopped(error)
             return None
         return await self._drive(agent, result, config, options)
+
+    async def _run_once(self, agent: Agent[Any], input: Any, **options: Any) -> RunResult:
+        """`Runner.run`; a live question parked by the guardrail whose call then never ran
+        (the step failed or was cancelled in between) is cancelled, not left queued."""
+        hooks = _Hooks(self, options.pop("hooks", None))
+        try:
+            return await Runner.run(agent, input, hooks=hooks, **options)
+        finally:
+            unclaimed = [i for i in self._parked.values() if isinstance(i, Interaction)]
+            self._parked.clear()
+            for interaction in unclaimed:
+                with contextlib.suppress(MidturnError):
+                    await asyncio.shield(self.asker.cancel(interaction.id))
 
     async def _stopped(self, error: UserError) -> None:
         """A live question came back cancelled (the tool raised `_TurnStopped`): the run
@@ -292,7 +333,7 @@ class MidturnRun:
                     dialect=self.dialect,
                     tool_call_id=call_id,
                     turn_id=self.turn_id,
-                    context=_who(item.agent),
+                    context=_who(item.agent, self._doing),
                 )
             except InvalidAsk as error:
                 return str(error)
@@ -305,7 +346,7 @@ class MidturnRun:
             details=_details(arguments),
             tool_call_id=call_id,
             turn_id=self.turn_id,
-            context=_who(item.agent, item.tool_name or "tool", arguments),
+            context=_who(item.agent, self._doing, item.tool_name or "tool", arguments),
         )
         return interaction
 
@@ -325,6 +366,32 @@ class MidturnRun:
     def _enabled(self, ctx: RunContextWrapper[Any], agent: Any) -> bool:
         return self.interactive and self._root is not None and agent is self._root
 
+    def _guardrail(self) -> ToolInputGuardrail[Any]:
+        async def park(data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
+            ctx = data.context
+            if self._enabled(ctx, ctx.agent):
+                self._parked[ctx.tool_call_id] = await self._park_call(ctx)
+            return ToolGuardrailFunctionOutput.allow()
+
+        return ToolInputGuardrail(park, name=PARK_GUARDRAIL)
+
+    async def _park_call(self, ctx: ToolContext[Any]) -> Interaction | str:
+        """Park a live question call (or, malformed, the error text for the model)."""
+        try:
+            tool_input = _parse_arguments(ctx.tool_arguments)
+            async with self._park:
+                interaction, _ = await self.asker.ask(
+                    self.session_id,
+                    tool_input,
+                    dialect=self.dialect,
+                    tool_call_id=ctx.tool_call_id,
+                    turn_id=self.turn_id,
+                    context=_who(ctx.agent, self._doing),
+                )
+        except InvalidAsk as error:  # the model fixes its call; nothing parked or shown
+            return str(error)
+        return interaction
+
     async def _invoke(self, ctx: ToolContext[Any], arguments: str) -> str:
         call_id = ctx.tool_call_id
         if not self._enabled(ctx, ctx.agent):
@@ -332,20 +399,12 @@ class MidturnRun:
         answers = ctx.context.get(CONTEXT_KEY) if isinstance(ctx.context, Mapping) else None
         if isinstance(answers, MutableMapping) and call_id in answers:
             return str(answers.pop(call_id))  # durable: settled before the call was approved
-        try:
-            tool_input = _parse_arguments(arguments)
-            async with self._park:
-                interaction, _ = await self.asker.ask(
-                    self.session_id,
-                    tool_input,
-                    dialect=self.dialect,
-                    tool_call_id=call_id,
-                    turn_id=self.turn_id,
-                    context=_who(ctx.agent),
-                )
-        except InvalidAsk as error:  # the model fixes its call; nothing parked or shown
-            return str(error)
-        (settled,) = await self._wait_all([interaction])
+        parked = self._parked.pop(call_id, None)  # live: the guardrail parked it
+        if parked is None:  # called without the guardrail (a user's own invocation)
+            parked = await self._park_call(ctx)
+        if isinstance(parked, str):
+            return parked
+        (settled,) = await self._wait_all([parked])
         if settled.interaction.status == "cancelled":
             raise _TurnStopped(f"the turn {self.turn_id!r} was stopped")
         return _text(settled)
@@ -353,6 +412,55 @@ class MidturnRun:
     def _unavailable(self) -> str:
         """The result of a question nobody can answer here, decided without asking."""
         return render(AskResult(outcome="unavailable", answers=()), self.dialect).text
+
+
+class _Hooks(RunHooks[Any]):
+    """The run's hooks: every one of the caller's (`Runner.run(hooks=...)`), and after
+    each model call the response's text kept as the turn's `doing`. It overrides every
+    hook the SDK has (a test checks), so none of the caller's is dropped."""
+
+    def __init__(self, turn: MidturnRun, inner: RunHooks[Any] | None) -> None:
+        self.turn = turn
+        self.inner: RunHooks[Any] = inner if inner is not None else RunHooks()
+
+    async def on_llm_start(
+        self,
+        context: RunContextWrapper[Any],
+        agent: Agent[Any],
+        system_prompt: str | None,
+        input_items: list[TResponseInputItem],
+    ) -> None:
+        await self.inner.on_llm_start(context, agent, system_prompt, input_items)
+
+    async def on_llm_end(
+        self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse
+    ) -> None:
+        texts = [ItemHelpers.extract_text(item) for item in response.output]
+        said = "\n".join(t.strip() for t in texts if t and t.strip())
+        if said:  # a step that only calls tools keeps what the model said before
+            self.turn._doing = said
+        await self.inner.on_llm_end(context, agent, response)
+
+    async def on_agent_start(self, context: Any, agent: Agent[Any]) -> None:
+        await self.inner.on_agent_start(context, agent)
+
+    async def on_agent_end(self, context: Any, agent: Agent[Any], output: Any) -> None:
+        await self.inner.on_agent_end(context, agent, output)
+
+    async def on_handoff(
+        self, context: RunContextWrapper[Any], from_agent: Agent[Any], to_agent: Agent[Any]
+    ) -> None:
+        await self.inner.on_handoff(context, from_agent, to_agent)
+
+    async def on_tool_start(
+        self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool
+    ) -> None:
+        await self.inner.on_tool_start(context, agent, tool)
+
+    async def on_tool_end(
+        self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool, result: object
+    ) -> None:
+        await self.inner.on_tool_end(context, agent, tool, result)
 
 
 def _parse_arguments(arguments: str) -> Any:
@@ -406,11 +514,16 @@ def _refusal(settled: Settled) -> str:
     return (decision.message if decision else None) or _DENIED
 
 
-def _who(agent: Any, tool: str | None = None, arguments: str | None = None) -> dict[str, Any]:
-    """Who is asking (docs/contract.md#who-is-asking): the agent's `name`, and for a
-    permission the tool call with its arguments (the gateway bounds each field)."""
+def _who(
+    agent: Any, doing: str | None, tool: str | None = None, arguments: str | None = None
+) -> dict[str, Any]:
+    """Who is asking (docs/contract.md#who-is-asking): the agent's `name`, what the model
+    last said in the turn, and for a permission the tool call with its arguments (the
+    runtime bounds each field)."""
     name = getattr(agent, "name", None)
     context: dict[str, Any] = {"agent": name} if isinstance(name, str) and name.strip() else {}
+    if doing:
+        context["doing"] = doing
     if tool is not None:
         context["tool"] = {"name": tool, "input": arguments}
     return context

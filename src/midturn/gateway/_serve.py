@@ -300,12 +300,13 @@ async def run_server(
     limits = StreamLimits.from_env(
         stream_buffer_bytes, max_streams_per_token, stream_write_timeout_s
     )
-    admin_token, generated = admin_token_for(data_dir_for(db_url), token)
-    mcp_key = _mcp_state_key(data_dir_for(db_url))
     origin = _token_origin(data_dir_for(db_url), token, token_origin)
     records = retention_records or data_dir_for(db_url) / RECORDS_FILE
     async with contextlib.AsyncExitStack() as stack:
         store = await stack.enter_async_context(open_store(db_url))
+        # the secrets only once the store opened: a start that fails on it leaves none
+        admin_token, generated = admin_token_for(data_dir_for(db_url), token)
+        mcp_key = _mcp_state_key(data_dir_for(db_url))
         # Deadlines are armed while the gateway already listens (docs/runtime.md).
         runtime = await stack.enter_async_context(Runtime(store, recover_in_background=True))
         if retention is not None:

@@ -30,8 +30,8 @@ async def _serve(server: Server[Any]) -> None:
 async def run_stdio(db_url: str = DEFAULT_DB_URL, options: McpOptions | None = None) -> None:
     """Serve one MCP client on stdin/stdout until it disconnects. Pending asks stay in
     the store (answerable in the inbox, collectable with `wait_for_answer`)."""
-    key = load_state_key(data_dir_for(db_url))
     async with open_store(db_url) as store, Runtime(store) as runtime:
+        key = load_state_key(data_dir_for(db_url))  # once the store opened: none left behind
         await _serve(create_server(runtime, state_key=key, options=options))
 
 

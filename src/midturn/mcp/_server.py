@@ -12,8 +12,10 @@ interactions, and settle them however the client lets the person answer (docs/mc
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -67,6 +69,7 @@ class _Tools:
         self.options = options
         self.session_for = session_for
         self.elicitor = Elicitor(backend, options)
+        self._parking: dict[str, tuple[asyncio.Lock, int]] = {}  # session → (lock, users)
 
     async def list_tools(
         self, ctx: Ctx, params: types.PaginatedRequestParams | None
@@ -113,8 +116,32 @@ class _Tools:
             return await self.elicitor.modern(ctx, interaction, params.input_responses)
         return await self.elicitor.legacy(ctx, interaction)
 
+    @contextlib.asynccontextmanager
+    async def _in_order(self, session_id: str) -> AsyncIterator[None]:
+        """Park one call of the session at a time. A client's calls come as tasks of their
+        own, started in the order it sent them (a model's parallel tool calls: its order),
+        and reach here before their first await (the session of a stdio server is fixed),
+        so they park in that order: a slow ask (a store, a gateway) is never overtaken."""
+        lock, users = self._parking.get(session_id, (asyncio.Lock(), 0))
+        self._parking[session_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._parking[session_id]
+            if users == 1:
+                del self._parking[session_id]
+            else:
+                self._parking[session_id] = (lock, users - 1)
+
     async def _create(self, ctx: Ctx, name: str, arguments: dict[str, Any]) -> Interaction:
         session_id = await self.session_for(ctx)
+        async with self._in_order(session_id):
+            return await self._park(session_id, ctx, name, arguments)
+
+    async def _park(
+        self, session_id: str, ctx: Ctx, name: str, arguments: dict[str, Any]
+    ) -> Interaction:
         asker = _who_asks(ctx)
         if name != PERMISSION_TOOL:
             interaction, _ = await self.backend.ask(

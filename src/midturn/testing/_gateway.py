@@ -71,9 +71,7 @@ class LiveGateway:
         """Stop the server and wait for its thread; re-raise anything it failed with."""
         if self._thread.is_alive():
             self._loop.call_soon_threadsafe(self._server.stop)
-            self._thread.join(SAFETY_S)
-        if self._thread.is_alive():
-            raise AssertionError(f"the gateway at {self.url} did not stop")
+            self._thread.join()  # uvicorn's graceful shutdown bounds it, not a wait here
         if self._errors:
             raise self._errors[0]
 
@@ -114,9 +112,11 @@ def start_gateway(db_url: str, admin_token: str, port: int = 0, **options: Any) 
 
     thread = threading.Thread(target=run, name=f"midturn-gateway:{port}", daemon=True)
     thread.start()
-    ready.wait(SAFETY_S)
+    # set once it listens, or by the thread as it ends (a failed start): a loaded machine
+    # can take longer than any bound to get there, so none is set to be lost
+    ready.wait()
     if "url" not in box:
-        thread.join(SAFETY_S)
+        thread.join()
         raise AssertionError(f"the gateway did not start: {errors!r}")
     return LiveGateway(box["url"], db_url, admin_token, thread, box["loop"], box["server"], errors)
 
