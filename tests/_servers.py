@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from midturn.testing import LiveGateway, start_gateway
+from midturn.testing._gateway import HUNG_S
 
 __all__ = ["SAFETY_S", "LiveGateway", "serve_process", "start_gateway"]
 
@@ -39,9 +41,9 @@ _ANNOUNCEMENT = "midturn gateway on "
 
 
 def _announced_url(process: subprocess.Popen[bytes], log: Path) -> str:
-    """Read the child's stdout up to its announcement line; its URL. No deadline: a
-    loaded machine can take longer than any to import and start it, and a child that
-    fails ends its stdout (then this says so, with its log)."""
+    """Read the child's stdout up to its announcement line; its URL. A loaded machine can
+    take longer than SAFETY_S to import and start it, so only a child silent for HUNG_S
+    counts as hung; a child that fails ends its stdout (then this says so, with its log)."""
     assert process.stdout is not None
     fd = process.stdout.fileno()
     seen = b""
@@ -49,6 +51,9 @@ def _announced_url(process: subprocess.Popen[bytes], log: Path) -> str:
         for line in seen.decode("utf-8", "replace").splitlines(keepends=True):
             if line.startswith(_ANNOUNCEMENT) and line.endswith("\n"):
                 return line.removeprefix(_ANNOUNCEMENT).split()[0]
+        readable, _, _ = select.select([fd], [], [], HUNG_S)
+        if not readable:
+            raise AssertionError(f"`midturn serve` hung before it listened:\n{log.read_text()}")
         chunk = os.read(fd, 4096)
         if not chunk:
             raise AssertionError(f"`midturn serve` exited before it listened:\n{log.read_text()}")

@@ -51,6 +51,7 @@ from midturn.testing import (
     deny,
     stop_turn,
 )
+from midturn.testing._gateway import HUNG_S
 
 from ._langgraph_agent import (
     ASK_NAME,
@@ -552,8 +553,8 @@ async def test_4_killed_between_ask_and_answer_resumes(tmp_path: Path, checkpoin
                 await person.answer(requested, ANSWER)
                 second = _worker("resume", argv, tmp_path)
                 # until it ends: importing LangGraph alone can take most of a minute under
-                # load, so no fixed time is waited for (a failed worker ends too)
-                stdout, _ = await asyncio.to_thread(second.communicate)
+                # load, so only a hung worker is cut short (a failed one ends too)
+                stdout, _ = await asyncio.to_thread(second.communicate, timeout=HUNG_S)
                 assert second.returncode == 0, (tmp_path / "worker.log").read_text()
                 out = json.loads(stdout)
                 assert await person.queue(session.session_id) == []
@@ -597,7 +598,12 @@ async def _first_ask(
 
     asking = asyncio.ensure_future(asked())
     ended = asyncio.ensure_future(asyncio.to_thread(worker.wait))
-    done, _ = await asyncio.wait({asking, ended}, return_when=asyncio.FIRST_COMPLETED)
+    done, _ = await asyncio.wait(
+        {asking, ended}, timeout=HUNG_S, return_when=asyncio.FIRST_COMPLETED
+    )
+    if not done:
+        asking.cancel()
+        raise AssertionError(f"the worker neither asked nor ended in {HUNG_S:.0f} s")
     if asking in done:
         return asking.result()
     asking.cancel()

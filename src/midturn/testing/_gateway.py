@@ -29,6 +29,9 @@ from midturn.gateway import run_server
 __all__ = ["SAFETY_S", "LiveGateway", "live_gateway", "start_gateway"]
 
 SAFETY_S = 20.0
+HUNG_S = 600.0
+"""How long a gateway may take to start or stop before it counts as hung: no loaded
+machine takes that long, and a hung one fails its test instead of the whole run."""
 """How long starting or stopping a gateway may take before the test fails (a bound, not
 a timing assertion)."""
 
@@ -71,7 +74,9 @@ class LiveGateway:
         """Stop the server and wait for its thread; re-raise anything it failed with."""
         if self._thread.is_alive():
             self._loop.call_soon_threadsafe(self._server.stop)
-            self._thread.join()  # uvicorn's graceful shutdown bounds it, not a wait here
+            self._thread.join(HUNG_S)  # uvicorn's graceful shutdown bounds it first
+        if self._thread.is_alive():
+            raise AssertionError(f"the gateway at {self.url} did not stop in {HUNG_S:.0f} s")
         if self._errors:
             raise self._errors[0]
 
@@ -113,10 +118,10 @@ def start_gateway(db_url: str, admin_token: str, port: int = 0, **options: Any) 
     thread = threading.Thread(target=run, name=f"midturn-gateway:{port}", daemon=True)
     thread.start()
     # set once it listens, or by the thread as it ends (a failed start): a loaded machine
-    # can take longer than any bound to get there, so none is set to be lost
-    ready.wait()
+    # can take longer than SAFETY_S to get there, so only a hung start is cut short
+    ready.wait(HUNG_S)
     if "url" not in box:
-        thread.join()
+        thread.join(HUNG_S)
         raise AssertionError(f"the gateway did not start: {errors!r}")
     return LiveGateway(box["url"], db_url, admin_token, thread, box["loop"], box["server"], errors)
 
