@@ -26,6 +26,7 @@ from claude_agent_sdk import (
     query,
 )
 from tests._servers import SAFETY_S, start_gateway
+from tests._slow_first import SlowFirstAsk
 from tests.adapters._claude_code_cli import (
     ASK,
     QUESTION,
@@ -294,34 +295,6 @@ async def test_5_two_asks_in_one_step_fifo(runtime_side: Midturn) -> None:
     assert cli.decisions["toolu_y"]["updatedInput"]["answers"] == {
         "Which cache should it use?": "SQLite"
     }
-
-
-class SlowFirstAsk:
-    """An asker over `runtime` whose first `ask` holds back until another interaction has
-    parked (bounded), as a slow gateway request would: the SDK runs each `can_use_tool`
-    (and hook) request of a step as a task of its own, so the next one could park first."""
-
-    def __init__(self, runtime: Any) -> None:
-        self.runtime = runtime
-        self.asks = 0
-        self.parked = asyncio.Event()
-
-    async def ask(self, *args: Any, **kwargs: Any) -> Any:
-        self.asks += 1
-        if self.asks == 1:
-            with contextlib.suppress(TimeoutError):  # in order: nobody else parks meanwhile
-                await asyncio.wait_for(self.parked.wait(), 0.2)
-        parked = await self.runtime.ask(*args, **kwargs)
-        self.parked.set()
-        return parked
-
-    async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
-        parked = await self.runtime.request_permission(*args, **kwargs)
-        self.parked.set()
-        return parked
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.runtime, name)
 
 
 async def queued(side: Midturn, count: int) -> list[Any]:

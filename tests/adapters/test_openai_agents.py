@@ -7,7 +7,6 @@ against a live gateway; scenario 4 kills a real agent process between ask and an
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import subprocess
@@ -23,6 +22,7 @@ from agents import Agent, RunHooks, function_tool, set_tracing_disabled
 from agents.exceptions import UserError as SdkUserError
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from tests._servers import SAFETY_S, LiveGateway, start_gateway
+from tests._slow_first import SlowFirstAsk
 
 from midturn import (
     SYSTEM_PROMPT,
@@ -340,28 +340,6 @@ async def test_5_two_asks_in_one_step_fifo(side: Side, durable: bool) -> None:
         text = _text(settled.interaction)
         assert text.endswith(shown)
         assert outputs(last, settled.interaction.tool_call_id or "") == [text]
-
-
-class SlowFirstAsk:
-    """An asker over `runtime` whose first `ask` holds back until another ask has parked
-    (bounded): if two question calls of a step parked at once, the second would park first."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
-        self.asks = 0
-        self.parked = asyncio.Event()
-
-    async def ask(self, *args: Any, **kwargs: Any) -> Any:
-        self.asks += 1
-        if self.asks == 1:
-            with contextlib.suppress(TimeoutError):  # the lock holds: nobody else parks
-                await asyncio.wait_for(self.parked.wait(), 0.2)
-        parked = await self.runtime.ask(*args, **kwargs)
-        self.parked.set()
-        return parked
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.runtime, name)
 
 
 async def test_5_a_slow_first_live_ask_still_parks_first(runtime: Runtime) -> None:

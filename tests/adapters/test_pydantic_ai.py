@@ -7,7 +7,6 @@ process between the ask and the answer."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import re
 import signal
@@ -34,6 +33,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import DeferredToolRequests
 from tests._asks import ASK
 from tests._servers import SAFETY_S, LiveGateway, start_gateway
+from tests._slow_first import SlowFirstAsk
 
 from midturn import (
     SYSTEM_PROMPT,
@@ -356,28 +356,6 @@ async def test_5_two_asks_in_one_step_fifo(side: Side) -> None:
         assert text.endswith(shown)
         call_id = settled.interaction.tool_call_id or ""
         assert [p.content for p in returns(history, call_id)] == [text]
-
-
-class SlowFirstAsk:
-    """An asker over `runtime` whose first `ask` holds back until another ask has parked
-    (bounded): if two question calls of a step ran at once, the second would park first."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
-        self.asks = 0
-        self.parked = asyncio.Event()
-
-    async def ask(self, *args: Any, **kwargs: Any) -> Any:
-        self.asks += 1
-        if self.asks == 1:
-            with contextlib.suppress(TimeoutError):  # the barrier holds: nobody else parks
-                await asyncio.wait_for(self.parked.wait(), 0.2)
-        parked = await self.runtime.ask(*args, **kwargs)
-        self.parked.set()
-        return parked
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.runtime, name)
 
 
 async def test_5_a_slow_first_ask_still_parks_first(runtime: Runtime) -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from pathlib import Path
 from typing import Any, cast
 
 import mcp_types as types
 import pytest
 from mcp import Client
+from tests._slow_first import SlowFirstAsk
 from tests.mcp_server.conftest import ASK, Person, accept, requested, settle_events, within
 
 from midturn import SYSTEM_PROMPT, Runtime, tool_spec
@@ -148,29 +148,6 @@ async def test_a_permission_without_elicitation_is_decided_elsewhere(
     )
     assert result.structured_content is not None
     assert result.structured_content["outcome"] == "denied"
-
-
-class SlowFirstAsk:
-    """An asker over `runtime` whose first `ask` holds back until another ask has parked
-    (bounded), as a slow store or gateway would: the server runs each request as a task
-    of its own, so the next call could park first."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
-        self.asks = 0
-        self.parked = asyncio.Event()
-
-    async def ask(self, *args: Any, **kwargs: Any) -> Any:
-        self.asks += 1
-        if self.asks == 1:
-            with contextlib.suppress(TimeoutError):  # in order: nobody else parks meanwhile
-                await asyncio.wait_for(self.parked.wait(), 0.2)
-        parked = await self.runtime.ask(*args, **kwargs)
-        self.parked.set()
-        return parked
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.runtime, name)
 
 
 async def test_parallel_calls_park_in_the_order_they_came(runtime: Runtime, data_dir: Path) -> None:
