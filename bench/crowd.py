@@ -76,6 +76,7 @@ from typing import Any
 
 import httpx
 
+from _postgres import drop_schema
 from midturn.contract._interactions import Interaction, utcnow
 from midturn.contract._models import Ask, Option, Question
 from midturn.gateway._auth import hash_token, new_session_tokens
@@ -255,18 +256,6 @@ async def _seed_postgres(
         await connection.close()
 
 
-async def _drop_schema(url: str) -> None:
-    import asyncpg
-
-    base, _, schema = url.partition("?schema=")
-    schema = schema.partition("&")[0]
-    connection = await asyncpg.connect(base)
-    try:
-        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await connection.close()
-
-
 @contextlib.asynccontextmanager
 async def seeded_store(
     kind: str, work: Path, sessions: int, asks: int
@@ -287,7 +276,7 @@ async def seeded_store(
         yield Seeded(url, tokens)
     finally:
         if kind == "postgres":
-            await _drop_schema(url)
+            await drop_schema(url)
 
 
 # -- the server ------------------------------------------------------------------------

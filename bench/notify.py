@@ -39,6 +39,7 @@ import httpx
 import standardwebhooks
 import uvicorn
 
+from _postgres import drop_schema
 from midturn import Event, Runtime, open_store
 from midturn.notify import Notifier, NotifyOptions, create_destination
 
@@ -217,17 +218,6 @@ async def backlog(db_url: str, count: int, notifiers: int) -> dict[str, float]:
         "seconds": drained,
         "per_second": count / drained if drained else 0.0,
     }
-
-
-async def drop_schema(url: str) -> None:
-    import asyncpg
-
-    base, _, schema = url.partition("?schema=")
-    connection = await asyncpg.connect(base)
-    try:
-        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await connection.close()
 
 
 def report_backlog(name: str, figures: dict[str, float]) -> None:

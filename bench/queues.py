@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from _postgres import drop_schema
 from midturn.contract._interactions import Interaction, NewEvent
 from midturn.contract._models import Ask, Option, Question
 from midturn.store import Store, open_store
@@ -112,17 +113,6 @@ async def measure(url: str, depth: int, rounds: int) -> Cost:
             parking += parked - started
             settling += time.perf_counter() - parked
     return Cost(fill_s, 1000 * parking / rounds, 1000 * settling / rounds)
-
-
-async def drop_schema(url: str) -> None:
-    import asyncpg  # type: ignore[import-untyped]
-
-    base, _, schema = url.partition("?schema=")
-    connection = await asyncpg.connect(base)
-    try:
-        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await connection.close()
 
 
 async def backend_cost(name: str, depth: int, rounds: int, args: argparse.Namespace) -> Cost:

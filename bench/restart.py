@@ -44,6 +44,7 @@ from typing import Any
 
 import httpx
 
+from _postgres import drop_schema
 from midturn.contract._interactions import Interaction, utcnow
 from midturn.contract._models import Ask, Option, Question
 from midturn.gateway._auth import hash_token, new_session_tokens
@@ -159,17 +160,6 @@ async def _seed_postgres(url: str, count: int, start: int, deadline_in: timedelt
             records=[(t, s, tu, i, dump_event(new)) for t, s, tu, i, new, _ in events],
             columns=["type", "session_id", "turn_id", "interaction_id", "body"],
         )
-    finally:
-        await connection.close()
-
-
-async def _drop_schema(url: str) -> None:
-    import asyncpg
-
-    base, _, schema = url.partition("?schema=")
-    connection = await asyncpg.connect(base)
-    try:
-        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     finally:
         await connection.close()
 
@@ -306,8 +296,8 @@ async def restart(kind: str, pending: int, work: Path) -> dict[str, float]:
         full = await asyncio.to_thread(_time_start, full_url, work, token, "ia_bench_0000000")
     finally:
         if kind == "postgres":
-            await _drop_schema(empty_url)
-            await _drop_schema(full_url)
+            await drop_schema(empty_url)
+            await drop_schema(full_url)
     return {"seeding": seeding, "anchor": anchor["ready"], **full}
 
 

@@ -36,6 +36,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from _postgres import drop_schema
 from midturn import Runtime
 from midturn.contract._interactions import Interaction, NewEvent
 from midturn.contract._models import Ask, Option, Question
@@ -297,17 +298,6 @@ async def postgres_cycle(url: str, rows: int) -> dict[str, float]:
         if backend is not None and cpu[1] is not None:
             totals["server_cpu_ms"] = 1000 * (backend - cpu[1])
     return {name: value / rows for name, value in totals.items()}
-
-
-async def drop_schema(url: str) -> None:
-    import asyncpg  # type: ignore[import-untyped]
-
-    base, _, schema = url.partition("?schema=")
-    connection = await asyncpg.connect(base)
-    try:
-        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await connection.close()
 
 
 async def main() -> None:
