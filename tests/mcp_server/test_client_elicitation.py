@@ -8,17 +8,19 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel, Field
 from tests._eliciting import CASES, SESSION, eliciting_server, sides
+from tests._slow_first import SlowFirstAsk
 
-from midturn import Runtime, open_store
+from midturn import Asker, Runtime, open_store
 from midturn.mcp import elicitation_callback
-from midturn.testing import ScriptedResponder
+from midturn.testing import ScriptedResponder, answer
 
 SAFETY_S = 20.0
 
@@ -120,3 +122,52 @@ async def test_a_form_midturn_cannot_ask_is_an_error_to_the_server(tmp_path: Pat
         assert isinstance(reply, types.ErrorData)
         assert reply.code == types.INVALID_PARAMS and "requestedSchema" in reply.message
         assert await runtime.queue(SESSION) == []
+
+
+class _Region(BaseModel):
+    region: Literal["eu", "us"] = Field(title="Region", description="Which region?")
+
+
+class _Size(BaseModel):
+    size: Literal["small", "large"] = Field(title="Size", description="How large?")
+
+
+def _two_forms_server() -> MCPServer:
+    """A tool that sends its two elicitations at once, as a server gathering them would."""
+    server = MCPServer("sizer")
+
+    @server.tool()
+    async def provision(ctx: Context) -> str:
+        """Provision, asking the region and the size together."""
+        region, size = await asyncio.gather(
+            ctx.elicit("Provision: which region?", _Region),
+            ctx.elicit("Provision: how large?", _Size),
+        )
+        return json.dumps([region.action, size.action])
+
+    return server
+
+
+async def test_forms_sent_together_park_in_the_order_they_came(tmp_path: Path) -> None:
+    """The client runs each `elicitation/create` as a task of its own; with the first
+    ask slow (a gateway request), the second form must still wait its turn."""
+    async with (
+        open_store(f"sqlite:///{tmp_path}/m.db") as store,
+        Runtime(store) as runtime,
+    ):
+        slow = SlowFirstAsk(runtime)
+
+        def pick(interaction: Any) -> dict[str, Any]:
+            asked = interaction.ask.questions[0].id
+            return {"answers": {asked: "eu" if asked == "region" else "small"}}
+
+        steps = [answer(pick), answer(pick)]
+        async with ScriptedResponder(runtime, steps, session_id=SESSION) as person:
+            callback = elicitation_callback(cast(Asker, slow), SESSION)
+            async with Client(
+                _two_forms_server(), mode="legacy", elicitation_callback=callback
+            ) as client:
+                result = await asyncio.wait_for(client.call_tool("provision", {}), SAFETY_S)
+        asked = [r.interaction.ask.questions[0].id for r in person.responses]  # type: ignore[union-attr]
+        assert asked == ["region", "size"]
+        assert json.loads(result.content[0].text) == ["accept", "accept"]  # type: ignore[union-attr]

@@ -16,6 +16,7 @@ person is never asked twice. Without a `key` every handler draws a random one.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import secrets
@@ -66,6 +67,10 @@ class ElicitationAsker:
         self.key = key if key is not None else secrets.token_hex(8)
         self.timeout = timeout
         self._seen: Counter[str] = Counter()
+        self._park = asyncio.Lock()
+        """Held while a form parks: an MCP client handles each `elicitation/create` as a
+        task of its own, and a slow ask (a gateway request) would let the next form park
+        first; a lock is first come, first served, so forms park in the order they came."""
 
     def tool_call_id(self, data: dict[str, Any]) -> str:
         """The id the next ask of this form takes (and counts it)."""
@@ -83,13 +88,15 @@ class ElicitationAsker:
         data = elicitation_params(params)
         if data.get("mode", "form") != "form":
             return dict(_DECLINE)
-        parked = await self.asker.ask(
-            self.session_id,
-            data,
-            dialect=DIALECT,
-            tool_call_id=self.tool_call_id(data),
-            turn_id=self.turn_id,
-        )
+        tool_call_id = self.tool_call_id(data)
+        async with self._park:
+            parked = await self.asker.ask(
+                self.session_id,
+                data,
+                dialect=DIALECT,
+                tool_call_id=tool_call_id,
+                turn_id=self.turn_id,
+            )
         settled = await self.asker.wait(parked.interaction.id, self.timeout)
         interaction = settled.interaction
         if settled.pending:
