@@ -17,7 +17,7 @@ from midturn.contract._context import InteractionContext, ToolCallContext
 from midturn.contract._interactions import PermissionDecision
 from midturn.contract._models import AskResult
 from midturn.errors import NotFound, UsageError
-from midturn.store import Store
+from midturn.store import Event, Store
 from midturn.testing.conformance._backend import Backend
 from midturn.testing.conformance._data import (
     RESULT,
@@ -303,11 +303,9 @@ class LifecycleConformance:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-            stored = await store.get_interaction("i1")
-            assert stored is not None
-            events = await store.read_events()
-            assert (stored.status, len(events)) in (("pending", 0), ("cancelled", 1))
-            if stored.status == "cancelled":
+            status, events = await _status_and_events(store, "i1")
+            assert (status, len(events)) in (("pending", 0), ("cancelled", 1))
+            if status == "cancelled":
                 break
 
     async def test_settling_a_settled_interaction_loses_and_changes_nothing(
@@ -350,3 +348,17 @@ class LifecycleConformance:
             await store.settle("p1", status="answered", events=[note("s1")])
         assert [i.status for i in await store.list_interactions()] == ["pending", "pending"]
         assert await store.last_event_id() == 0
+
+
+async def _status_and_events(store: Store, interaction_id: str) -> tuple[str, list[Event]]:
+    """An interaction's status and the log, as one moment saw them. A store may finish a
+    write its caller cancelled (a statement once sent may commit), so the two reads can
+    straddle that commit; the status, read again after the log, says whether they did
+    (it changes once at most), and then they are read again."""
+    while True:
+        before = await store.get_interaction(interaction_id)
+        events = await store.read_events()
+        after = await store.get_interaction(interaction_id)
+        assert before is not None and after is not None
+        if before.status == after.status:
+            return after.status, events
