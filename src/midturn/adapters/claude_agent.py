@@ -59,6 +59,7 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess
 from midturn import (
     Asker,
     AskResult,
+    Interaction,
     InvalidAsk,
     MidturnError,
     QuestionAnswer,
@@ -166,15 +167,7 @@ class MidturnPermissions:
         if doing:
             who["doing"] = doing
         try:
-            async with self._park:
-                parked, _ = await self.asker.ask(
-                    self.session_id,
-                    tool_input,
-                    dialect="claude",
-                    tool_call_id=call_id,
-                    turn_id=self.turn_id,
-                    context=who,
-                )
+            parked = await self._park_ask(tool_input, call_id, who)
         except InvalidAsk as error:
             return _hook_output(PermissionResultDeny(message=str(error)))
         if parked.pending:
@@ -244,17 +237,26 @@ class MidturnPermissions:
                 await asyncio.shield(self.asker.cancel(interaction_id))
             raise
 
+    async def _park_ask(
+        self, tool_input: dict[str, Any], call_id: str | None, who: dict[str, Any]
+    ) -> Interaction:
+        """Park an `AskUserQuestion` call, one request at a time (`_park`): the SDK runs
+        each request as a task of its own, and they park in the order Claude Code sent
+        them."""
+        async with self._park:
+            parked, _ = await self.asker.ask(
+                self.session_id,
+                tool_input,
+                dialect="claude",
+                tool_call_id=call_id,
+                turn_id=self.turn_id,
+                context=who,
+            )
+        return parked
+
     async def _ask(self, tool_input: dict[str, Any], call_id: str | None) -> PermissionResult:
         try:
-            async with self._park:
-                parked, _ = await self.asker.ask(
-                    self.session_id,
-                    tool_input,
-                    dialect="claude",
-                    tool_call_id=call_id,
-                    turn_id=self.turn_id,
-                    context=self._who(None),
-                )
+            parked = await self._park_ask(tool_input, call_id, self._who(None))
         except InvalidAsk as error:
             return PermissionResultDeny(message=str(error))
         return _ask_result(tool_input, await self._settle(parked.id))
