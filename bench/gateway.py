@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -448,19 +448,25 @@ def _component(stack: list[str]) -> str:
     return "other"
 
 
-def summarize(raw: Path) -> list[tuple[str, float]]:
-    """The share of samples per component in a py-spy `--format raw` file. A thread
-    pool's worker waiting for work is idle (py-spy counts it as running)."""
-    counts: dict[str, int] = {}
+def _busy_stacks(raw: Path) -> Iterator[tuple[list[str], int]]:
+    """(frames, samples) of each stack in a py-spy `--format raw` file, leaving out a
+    thread pool's worker waiting for work (py-spy counts it as running)."""
     for line in raw.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
         if not stack or not count.isdigit():
             continue
         frames = stack.split(";")
-        if frames[-1].startswith("_worker (concurrent/futures/thread.py"):
-            continue
+        if not frames[-1].startswith("_worker (concurrent/futures/thread.py"):
+            yield frames, int(count)
+
+
+def summarize(raw: Path) -> list[tuple[str, float]]:
+    """The share of samples per component in a py-spy `--format raw` file. A thread
+    pool's worker waiting for work is idle (py-spy counts it as running)."""
+    counts: dict[str, int] = {}
+    for frames, n in _busy_stacks(raw):
         name = _component(frames)
-        counts[name] = counts.get(name, 0) + int(count)
+        counts[name] = counts.get(name, 0) + n
     total = sum(counts.values()) or 1
     return sorted(((name, n / total) for name, n in counts.items()), key=lambda x: -x[1])
 
@@ -471,14 +477,7 @@ def by_function(raw: Path, top: int = 25) -> list[tuple[str, float, float]]:
     inclusive: dict[str, int] = {}
     own: dict[str, int] = {}
     total = 0
-    for line in raw.read_text().splitlines():
-        stack, _, count = line.rpartition(" ")
-        if not stack or not count.isdigit():
-            continue
-        frames = stack.split(";")
-        if frames[-1].startswith("_worker (concurrent/futures/thread.py"):
-            continue
-        n = int(count)
+    for frames, n in _busy_stacks(raw):
         total += n
         names = [frame.rsplit(":", 1)[0] + ")" if ":" in frame else frame for frame in frames]
         for name in set(names):
