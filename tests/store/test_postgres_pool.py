@@ -18,6 +18,7 @@ from midturn.contract._interactions import Interaction, NewEvent
 from midturn.errors import NotFound
 from midturn.store import QueuedEvents, Store, open_store
 from midturn.store._postgres import PostgresStore
+from midturn.store._postgres_pool import Connections
 from midturn.store._postgres_schema import advisory_key
 from midturn.testing.conformance._data import RESULT, answered, make_ask, note, requested
 
@@ -168,20 +169,19 @@ async def test_a_park_and_a_settle_are_one_statement_each(
 
 
 class _Checkouts:
-    """Counts one pool's checkouts (the real pool does the work)."""
+    """Counts one store's checkouts of a connection (the real pool does the work)."""
 
     def __init__(self, store: PostgresStore, monkeypatch: pytest.MonkeyPatch) -> None:
         self.count = 0
         ours = store._db()
-        pool_class = type(ours)
-        acquire = pool_class.acquire
+        take = Connections.take
 
-        def counted(pool: object, *args: object, **kwargs: object) -> object:
-            if pool is ours:
+        async def counted(connections: Connections) -> object:
+            if connections is ours:
                 self.count += 1
-            return acquire(pool, *args, **kwargs)
+            return await take(connections)
 
-        monkeypatch.setattr(pool_class, "acquire", counted)
+        monkeypatch.setattr(Connections, "take", counted)
 
 
 async def test_a_settle_naming_its_session_takes_one_checkout_and_settles_once(
@@ -261,3 +261,91 @@ async def test_of_200_racing_settles_naming_the_session_over_two_stores_one_wins
             "user_question_requested",
             "user_question_answered",
         ]
+
+
+class _Turns:
+    """Counts the event loop's turns (`_run_once`, one `select` each)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        loop_class = type(asyncio.get_running_loop())
+        run_once = loop_class._run_once  # type: ignore[attr-defined]
+
+        def counted(loop: object) -> None:
+            self.count += 1
+            run_once(loop)
+
+        monkeypatch.setattr(loop_class, "_run_once", counted)
+
+
+async def test_a_statement_costs_its_caller_no_turns_of_the_loop_for_the_pool(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A statement takes two turns (its reply read, the caller woken); a write two more
+    (its task started, the caller handed the result), and the listener's notification
+    may come in meanwhile. asyncpg's own pool gave each connection back in a task of its
+    own, which the caller waited for: three turns more on every statement (5 per read,
+    9 per write). Under a crowd each turn waits behind the loop's other work."""
+    async with open_store(url) as store:
+        assert isinstance(store, PostgresStore)
+        for warm in range(3):  # the statements prepared, the connection opened
+            item = make_ask(f"ia_warm_{warm}", turn_id=f"tw{warm}")
+            await store.create_interaction(item, [requested(item)])
+            await store.get_interaction(item.id)
+            await store.settle(item.id, status="answered", result=RESULT, events=[answered(item)])
+        turns = _Turns(monkeypatch)
+        reads, writes = [], []
+        for n in range(5):
+            item = make_ask(f"ia_turns_{n}", turn_id=f"t{n}")
+            mark = turns.count
+            await store.create_interaction(item, [requested(item)])
+            writes.append(turns.count - mark)
+            mark = turns.count
+            await store.get_interaction(item.id)
+            reads.append(turns.count - mark)
+            mark = turns.count
+            await store.settle(item.id, status="answered", result=RESULT, events=[answered(item)])
+            writes.append(turns.count - mark)
+    # the median: a reply read in two pieces takes a turn more now and then
+    assert sorted(reads)[len(reads) // 2] <= 3, reads
+    assert sorted(writes)[len(writes) // 2] <= 6, writes
+
+
+async def test_callers_beyond_the_pool_wait_and_get_a_connection_handed_over(url: str) -> None:
+    async with open_store(url) as store:  # pool_max=1
+        assert isinstance(store, PostgresStore)
+        slow = asyncio.create_task(store._db().fetchval("SELECT pg_sleep(0.2)"))
+        await asyncio.sleep(0.05)
+        gave_up = asyncio.create_task(store.get_interaction("ia_none"))
+        waiting = [asyncio.create_task(store.get_interaction(f"ia_{n}")) for n in range(5)]
+        await asyncio.sleep(0.05)
+        gave_up.cancel()
+        assert await asyncio.gather(*waiting) == [None] * 5
+        await slow
+        with pytest.raises(asyncio.CancelledError):
+            await gave_up
+        assert await store.get_interaction("ia_still") is None
+
+
+async def test_a_failed_statement_and_a_failed_transaction_leave_the_pool_working(
+    url: str,
+) -> None:
+    async with open_store(url) as store:  # pool_max=1: the same connection every time
+        assert isinstance(store, PostgresStore)
+        connections = store._db()
+        with pytest.raises(asyncpg.PostgresError):
+            await connections.fetchval("SELECT no_such_column FROM midturn_events")
+        with pytest.raises(ZeroDivisionError):
+            async with connections.acquire() as connection, connection.transaction():
+                await connection.execute("INSERT INTO midturn_outbox_cursor VALUES ('x', 1)")
+                raise ZeroDivisionError
+        async with connections.acquire() as connection:
+            await connection.execute("BEGIN")  # left open: rolled back on its way back
+        assert await connections.fetchval("SELECT count(*) FROM midturn_outbox_cursor") == 1
+        assert not await connections.fetchval("SELECT pg_current_xact_id_if_assigned() IS NOT NULL")
+        slow = asyncio.create_task(connections.fetchval("SELECT pg_sleep(5)"))
+        await asyncio.sleep(0.1)
+        slow.cancel()  # asyncpg cancels the statement; its connection is waited out
+        with pytest.raises(asyncio.CancelledError):
+            await slow
+        assert await connections.fetchval("SELECT 1") == 1

@@ -87,6 +87,7 @@ from midturn.store._codec import (
 )
 from midturn.store._postgres_listen import Listener
 from midturn.store._postgres_outbox import PostgresOutbox
+from midturn.store._postgres_pool import Connections
 from midturn.store._postgres_schema import advisory_key, migrate, quote_ident
 from midturn.store._postgres_sql import (
     APPEND,
@@ -123,7 +124,7 @@ class PostgresStore(PostgresOutbox, Store):
         self.url = url
         self._dsn, self._schema, self._pool_min, self._pool_max = parse_url(url)
         self._lock_key = advisory_key("events", self._schema or "")
-        self._pool: Any = None
+        self._pool: Connections | None = None
         self._listener: Listener | None = None
         self._heard = 0
         self._opening = asyncio.Lock()
@@ -186,7 +187,7 @@ class PostgresStore(PostgresOutbox, Store):
         except BaseException:
             await pool.close()
             raise
-        self._pool, self._listener = pool, listener
+        self._pool, self._listener = Connections(pool, self._pool_max), listener
 
     async def _reset(self, connection: Any) -> None:
         """What a pooled connection undoes on its way back to the pool (asyncpg has
@@ -202,10 +203,11 @@ class PostgresStore(PostgresOutbox, Store):
         if listener is not None:
             await listener.stop()
         if pool is not None:
+            await pool.close()
             try:
-                await asyncio.wait_for(pool.close(), _CLOSE_TIMEOUT_S)
+                await asyncio.wait_for(pool.pool.close(), _CLOSE_TIMEOUT_S)
             except TimeoutError:  # a connection still busy: do not hang the shutdown
-                pool.terminate()
+                pool.pool.terminate()
 
     async def schema_version(self) -> int:
         version = await self._db().fetchval("SELECT max(version) FROM midturn_migrations")
@@ -217,7 +219,7 @@ class PostgresStore(PostgresOutbox, Store):
         operators and tests), or None while it is reconnecting or the store is closed."""
         return None if self._listener is None else self._listener.pid
 
-    def _db(self) -> Any:
+    def _db(self) -> Connections:
         if self._pool is None:
             raise UsageError(NOT_OPEN)
         return self._pool
@@ -288,30 +290,39 @@ class PostgresStore(PostgresOutbox, Store):
 
     async def _shielded(self, work: Callable[[], Awaitable[T]]) -> T:
         """`await work()`, shielded from the caller's cancellation: once sent, a statement
-        may commit whatever the caller does, so the work runs to its end and its events
-        are announced — a committed event is never left unannounced in this process.
+        may commit whatever the caller does, so the work runs to its end in a task of
+        its own and its events are announced — a committed event is never left
+        unannounced in this process.
 
-        They are announced here, once the caller has its result (or, if it was
-        cancelled, once the work has ended), not inside the work: the caller runs on
-        before any task a listener wakes. The runtime, which skips its own events by the
-        ids a write returned when it follows the log, has those ids by then; told
-        inside the work, its log reader woke first and read them back from the
-        database, about once per round trip."""
+        The task hands its result to the caller itself, then announces: the caller,
+        woken first, runs on before any task a listener wakes. The runtime, which skips
+        its own events by the ids a write returned when it follows the log, has those
+        ids by then; told earlier, its log reader woke first and read them back from the
+        database, about once per round trip. (Not `asyncio.shield`: it hands the result
+        on from the task's done callback, one turn of the event loop later.)"""
+        handed: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+
+        async def run() -> None:
+            try:
+                result = await work()
+            except Exception as error:
+                if not handed.done():
+                    handed.set_exception(error)
+            except BaseException:  # the loop closing: the caller goes with it
+                handed.cancel()
+                raise
+            else:
+                if not handed.done():
+                    handed.set_result(result)
+            finally:
+                self._written()
+
         self._writing += 1
-        task = asyncio.ensure_future(work())
-        try:
-            result = await asyncio.shield(task)
-        except asyncio.CancelledError:
-            task.add_done_callback(_retrieve)
-            task.add_done_callback(self._written)
-            raise
-        except BaseException:
-            self._written()
-            raise
-        self._written()
-        return result
+        task = asyncio.ensure_future(run())
+        task.add_done_callback(_retrieve)
+        return await handed
 
-    def _written(self, _: object = None) -> None:
+    def _written(self) -> None:
         """A write has ended: announce what it (or anyone) appended meanwhile."""
         self._writing -= 1
         self._announce()

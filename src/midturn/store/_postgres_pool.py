@@ -1,0 +1,170 @@
+"""The PostgreSQL store's connections: asyncpg's pool opens and closes them, `Connections`
+hands them out and takes them back.
+
+Why not asyncpg's pool alone: it returns every connection in a task of its own
+(`asyncio.shield` around the release, so that a cancelled caller cannot cut a release
+short), and its caller waits for that task: three turns of the event loop on every
+statement before the caller has its result, besides the two the statement itself takes
+(its reply read, the caller woken). Under a crowd each turn waits behind the loop's other
+work (a fan-out's socket writes, the other requests), so those turns were most of a
+PostgreSQL round trip's time in the server. A connection whose statement ran to its end
+has nothing to undo (no transaction, no lock, no setting: see `PostgresStore._reset`), so
+it goes back here at once, with no await. One whose use failed, was cancelled or left a
+transaction open goes back through asyncpg's release, which rolls back and waits out a
+cancellation, shielded as before.
+
+The connections taken stay out of asyncpg's pool between uses (at most its `max_size`),
+so it never closes them for being idle; they close with the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import Any
+
+__all__ = ["Connections"]
+
+
+class Connections:
+    """At most `size` connections of `pool`, each used by one caller at a time, with the
+    subset of asyncpg's `Pool` interface the store uses (`fetch`, `fetchrow`, `fetchval`,
+    `execute`, `acquire`)."""
+
+    def __init__(self, pool: Any, size: int) -> None:
+        self.pool = pool
+        self._size = size
+        self._idle: list[Any] = []
+        self._taken = 0
+        """Connections taken out of `pool`, idle here or in use."""
+        self._waiters: deque[asyncio.Future[Any]] = deque()
+        self._closing = False
+        self._returning: set[asyncio.Future[Any]] = set()
+
+    async def fetch(self, query: str, *args: object) -> Any:
+        connection = await self.take()
+        try:
+            rows = await connection.fetch(query, *args)
+        except BaseException:
+            await self.give_back(connection)
+            raise
+        self.give(connection)
+        return rows
+
+    async def fetchrow(self, query: str, *args: object) -> Any:
+        connection = await self.take()
+        try:
+            row = await connection.fetchrow(query, *args)
+        except BaseException:
+            await self.give_back(connection)
+            raise
+        self.give(connection)
+        return row
+
+    async def fetchval(self, query: str, *args: object) -> Any:
+        connection = await self.take()
+        try:
+            value = await connection.fetchval(query, *args)
+        except BaseException:
+            await self.give_back(connection)
+            raise
+        self.give(connection)
+        return value
+
+    async def execute(self, query: str, *args: object) -> Any:
+        connection = await self.take()
+        try:
+            status = await connection.execute(query, *args)
+        except BaseException:
+            await self.give_back(connection)
+            raise
+        self.give(connection)
+        return status
+
+    @contextlib.asynccontextmanager
+    async def acquire(self) -> AsyncIterator[Any]:
+        """A connection for several statements (a transaction): given back at once when
+        the block ends normally with no transaction open, else through asyncpg."""
+        connection = await self.take()
+        try:
+            yield connection
+        except BaseException:
+            await self.give_back(connection)
+            raise
+        if connection.is_in_transaction():
+            await self.give_back(connection)
+        else:
+            self.give(connection)
+
+    async def take(self) -> Any:
+        """An idle connection, a new one from the pool while fewer than `size` are
+        taken, or the next one given back."""
+        while True:
+            while self._idle:
+                connection = self._idle.pop()
+                if not connection.is_closed():
+                    return connection
+                await self.give_back(connection)  # lost while idle: asyncpg cleans up
+            if self._taken < self._size:
+                self._taken += 1
+                try:
+                    return await self.pool.acquire()
+                except BaseException:
+                    self._taken -= 1
+                    self._wake()
+                    raise
+            waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                connection = await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled() and waiter.result() is not None:
+                    self.give(waiter.result())  # handed over as this caller gave up
+                raise
+            if connection is not None:
+                return connection
+            # None: a connection went back to the pool, so one can be taken from it
+
+    def give(self, connection: Any) -> None:
+        """Take back a connection that is ready for its next use: to the first waiter,
+        or idle."""
+        if self._closing:
+            self._taken -= 1
+            returning = asyncio.ensure_future(self.pool.release(connection))
+            self._returning.add(returning)
+            returning.add_done_callback(self._returning.discard)
+            return
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(connection)
+                return
+        self._idle.append(connection)
+
+    async def give_back(self, connection: Any) -> None:
+        """Return a connection to asyncpg's pool, which rolls back what it holds open and
+        waits out a cancelled statement (shielded from the caller's cancellation)."""
+        self._taken -= 1
+        try:
+            await self.pool.release(connection)
+        finally:
+            self._wake()
+
+    def _wake(self) -> None:
+        """A place in the pool is free: the first waiter takes it."""
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    async def close(self) -> None:
+        """Return the idle connections to the pool (its close waits for the others,
+        which `give` returns from now on)."""
+        self._closing = True
+        idle, self._idle = self._idle, []
+        for connection in idle:
+            self._taken -= 1
+            await self.pool.release(connection)
