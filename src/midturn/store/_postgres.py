@@ -6,7 +6,9 @@ which midturn takes for itself (any other is passed on to asyncpg):
 
 - `schema=NAME` — keep midturn's tables in schema NAME (created if missing; it becomes
   the connections' search_path). Isolates deployments, and tests, in one database.
-- `pool_min=N`, `pool_max=N` — the connection pool's bounds (defaults 1 and 10).
+- `pool_min=N`, `pool_max=N` — the connection pool's bounds (defaults 1 and 10). The
+  store hands the connections out itself (`_postgres_pool.py`: a statement's caller
+  waits for no task of asyncpg's pool to take its connection back).
 
 How it stays correct with many processes:
 

@@ -20,9 +20,8 @@ so it never closes them for being idle; they close with the store.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import Generator
 from typing import Any
 
 __all__ = ["Connections"]
@@ -83,16 +82,14 @@ class Connections:
         self.give(connection)
         return status
 
-    @contextlib.asynccontextmanager
-    async def acquire(self) -> AsyncIterator[Any]:
-        """A connection for several statements (a transaction): given back at once when
-        the block ends normally with no transaction open, else through asyncpg."""
-        connection = await self.take()
-        try:
-            yield connection
-        except BaseException:
-            await self.give_back(connection)
-            raise
+    def acquire(self) -> _Checkout:
+        """A connection for several statements (a transaction), as asyncpg's pool lends
+        one: `async with connections.acquire() as connection`, or awaited and then
+        `release`d. Given back at once when its use ended normally with no transaction
+        open, else through asyncpg."""
+        return _Checkout(self)
+
+    async def release(self, connection: Any) -> None:
         if connection.is_in_transaction():
             await self.give_back(connection)
         else:
@@ -168,3 +165,26 @@ class Connections:
         for connection in idle:
             self._taken -= 1
             await self.pool.release(connection)
+
+
+class _Checkout:
+    """`Connections.acquire()`: awaitable, or an async context manager that gives the
+    connection back at its end (through asyncpg when the block raised)."""
+
+    def __init__(self, connections: Connections) -> None:
+        self._connections = connections
+        self._connection: Any = None
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self._connections.take().__await__()
+
+    async def __aenter__(self) -> Any:
+        self._connection = await self._connections.take()
+        return self._connection
+
+    async def __aexit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        connection, self._connection = self._connection, None
+        if kind is not None:
+            await self._connections.give_back(connection)
+        else:
+            await self._connections.release(connection)
