@@ -350,3 +350,36 @@ async def test_a_failed_statement_and_a_failed_transaction_leave_the_pool_workin
         with pytest.raises(asyncio.CancelledError):
             await slow
         assert await connections.fetchval("SELECT 1") == 1
+
+
+class _FakeConnection:
+    def is_closed(self) -> bool:
+        return False
+
+    def is_in_transaction(self) -> bool:
+        return False
+
+
+class _FakePool:
+    """asyncpg's pool as `Connections` uses it: a new connection each acquire."""
+
+    async def acquire(self) -> _FakeConnection:
+        return _FakeConnection()
+
+    async def release(self, connection: object) -> None:
+        return None
+
+
+async def test_a_waiter_that_gives_up_passes_a_free_place_on() -> None:
+    """A connection that failed goes back to asyncpg's pool and wakes one waiter to take
+    a new one; if that waiter was cancelled meanwhile, the next is woken instead."""
+    connections = Connections(_FakePool(), 1)
+    failing = await connections.take()
+    first = asyncio.create_task(connections.take())
+    second = asyncio.create_task(connections.take())
+    await asyncio.sleep(0)  # both wait
+    await connections.give_back(failing)  # wakes the first
+    first.cancel()  # before it ran
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    assert isinstance(await asyncio.wait_for(second, SAFETY_S), _FakeConnection)

@@ -117,8 +117,11 @@ class Connections:
             try:
                 connection = await waiter
             except asyncio.CancelledError:
-                if waiter.done() and not waiter.cancelled() and waiter.result() is not None:
-                    self.give(waiter.result())  # handed over as this caller gave up
+                if waiter.done() and not waiter.cancelled():
+                    if waiter.result() is None:
+                        self._wake()  # the free place passes on to the next waiter
+                    else:
+                        self.give(waiter.result())  # handed over as this caller gave up
                 raise
             if connection is not None:
                 return connection
