@@ -568,3 +568,25 @@ async def test_the_wal_starts_over_at_the_pause_not_in_the_next_write(tmp_path: 
         assert len(await store.read_events(limit=100)) == 41
     with sqlite3.connect(file) as db:
         assert db.execute("PRAGMA user_version").fetchone() == (0,)  # rewritten as it was
+
+
+async def test_the_wal_is_not_started_over_under_a_write_lock_held_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """Starting the WAL over never waits for another process's write lock (the writing
+    connection's busy timeout is 0 there): it is left to that process's write."""
+    file = tmp_path / "m.db"
+    async with open_store(f"sqlite:///{file}") as store:
+        await store.append_events([NewEvent(type="turn_waiting", session_id="s", turn_id="t")])
+        await _checkpointed(store)
+        connection = getattr(store, "_connection", None)
+        assert connection is not None
+        other = sqlite3.connect(file, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            connection._start_wal_over()  # returns at once, no error
+            other.execute("ROLLBACK")
+        finally:
+            other.close()
+        await store.append_events([NewEvent(type="turn_waiting", session_id="s", turn_id="u")])
+        assert len(await store.read_events(limit=10)) == 2
