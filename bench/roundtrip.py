@@ -212,6 +212,26 @@ def report_firsts(ours: list[float], anchor: list[float] | None, rounds: int = R
     print(line)
 
 
+def report_cold(ours: list[float], anchor: list[float] | None, rounds: int = ROUNDS) -> None:
+    """Each block's first and second cycle beside the rest, medians, for both sides
+    (diagnostic): what a cycle pays for starting cold, after `gc.collect()` and the
+    other side's block. A cold cycle runs the same instructions as a warm one
+    (docs/benchmarks.md, stop 23): the difference is the caches."""
+
+    def medians(samples: list[float]) -> str:
+        step = len(samples) // rounds
+        first, second, rest = (
+            statistics.median(t for n, t in enumerate(samples) if test(n % step)) * 1e6
+            for test in (lambda k: k == 0, lambda k: k == 1, lambda k: k > 1)
+        )
+        return f"1st {first:.0f}, 2nd {second:.0f}, rest {rest:.0f} µs (+{first - rest:.0f} µs)"
+
+    line = f"  {'':<8} a block's cycles, medians: midturn {medians(ours)}"
+    if anchor is not None:
+        line += f"; LangGraph {medians(anchor)}"
+    print(line)
+
+
 async def roundtrip(cycles: int, sqlite_cycles: int) -> None:
     have_langgraph = langgraph_available()
     print(f"ask -> answer -> result, one cycle ({cycles} in memory, {sqlite_cycles} on SQLite)")
@@ -225,6 +245,7 @@ async def roundtrip(cycles: int, sqlite_cycles: int) -> None:
         measured = await interleaved(ours, anchor, cycles)
         report("memory", *measured, 20)
         report_firsts(*measured)
+        report_cold(*measured)
         young, middle, old = ours.collections
         print(
             f"  {'':<8} garbage collections in midturn's {cycles} cycles: {young} young, "
@@ -244,6 +265,7 @@ async def roundtrip(cycles: int, sqlite_cycles: int) -> None:
                 cycled = await interleaved(MidturnCycles(runtime), anchor, sqlite_cycles)
                 report("sqlite", *cycled, 10)
                 report_firsts(*cycled)
+                report_cold(*cycled)
         finally:
             connection.close()
 

@@ -542,3 +542,51 @@ async def test_writes_that_pause_are_checkpointed_and_the_wal_starts_over(
 
     async with open_store(f"sqlite:///{file}") as store:
         assert len(await store.read_events(limit=100)) == 60
+
+
+def _wal_sequence(wal: Path) -> int:
+    """The WAL header's checkpoint sequence number: one more each time the WAL starts over."""
+    return int.from_bytes(wal.read_bytes()[12:16], "big")
+
+
+async def test_the_wal_starts_over_at_the_pause_not_in_the_next_write(tmp_path: Path) -> None:
+    """The background checkpoint that copied the whole WAL also starts it over, so the
+    header write and its fsync, which the first write into a WAL that starts over makes,
+    land at the pause and not inside the next write; that write appends to it."""
+    file = tmp_path / "m.db"
+    wal = tmp_path / "m.db-wal"
+    async with open_store(f"sqlite:///{file}") as store:
+        for n in range(40):
+            await store.append_events(
+                [NewEvent(type="turn_waiting", session_id="s", turn_id=f"t{n}")]
+            )
+        sequence = _wal_sequence(wal)
+        await _checkpointed(store)
+        assert _wal_sequence(wal) == sequence + 1  # started over, before any further write
+        await store.append_events([NewEvent(type="turn_waiting", session_id="s", turn_id="t40")])
+        assert _wal_sequence(wal) == sequence + 1  # the write appended
+        assert len(await store.read_events(limit=100)) == 41
+    with sqlite3.connect(file) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (0,)  # rewritten as it was
+
+
+async def test_the_wal_is_not_started_over_under_a_write_lock_held_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """Starting the WAL over never waits for another process's write lock (the writing
+    connection's busy timeout is 0 there): it is left to that process's write."""
+    file = tmp_path / "m.db"
+    async with open_store(f"sqlite:///{file}") as store:
+        await store.append_events([NewEvent(type="turn_waiting", session_id="s", turn_id="t")])
+        await _checkpointed(store)
+        connection = getattr(store, "_connection", None)
+        assert connection is not None
+        other = sqlite3.connect(file, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            connection._start_wal_over()  # returns at once, no error
+            other.execute("ROLLBACK")
+        finally:
+            other.close()
+        await store.append_events([NewEvent(type="turn_waiting", session_id="s", turn_id="u")])
+        assert len(await store.read_events(limit=10)) == 2

@@ -17,10 +17,11 @@ write for milliseconds. Instead a checkpoint thread with its own connection runs
 PASSIVE checkpoint (which never blocks writers) once the writes have paused for
 `CHECKPOINT_IDLE_S`, or after `CHECKPOINT_EVERY` writes when they never pause. An fsync
 slows whatever else the machine does while it runs (a write beside one costs a fifth
-more, a slow one twice as much), so it is best run when nothing is written; and a
-checkpoint that copies the whole WAL lets the next write start it over from the top, so
-the file stays the size of one burst of writes. The writing connection's own automatic
-checkpoint stays on, set far higher, as a backstop.
+more, a slow one twice as much), so it is best run when nothing is written. A
+checkpoint that copies the whole WAL then starts it over from the top, so the file stays
+the size of one burst of writes, and the fsync of the new WAL header that starting over
+costs is paid at the pause, not by the next burst's first write. The writing
+connection's own automatic checkpoint stays on, set far higher, as a backstop.
 """
 
 from __future__ import annotations
@@ -201,9 +202,45 @@ class Connection:
         if self._checkpoint_db is None:  # the writer's own checkpoint remains
             return
         try:
-            self._checkpoint_db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            ((busy, frames, copied),) = self._checkpoint_db.execute(
+                "PRAGMA wal_checkpoint(PASSIVE)"
+            ).fetchall()
         except sqlite3.Error as error:  # the writer's own checkpoint remains
             log.warning("a background checkpoint of %s failed: %s", self.path, error)
+            return
+        if busy == 0 and 0 < frames == copied:
+            try:
+                self._start_wal_over()
+            except sqlite3.Error as error:  # the next write starts it over instead
+                log.warning("starting the WAL of %s over failed: %s", self.path, error)
+
+    def _start_wal_over(self) -> None:
+        """Start the copied WAL over now, by a write of nothing new on the writing
+        connection (the file header's `user_version`, rewritten as it is), unless a
+        write came since the checkpoint began. The first write into a WAL that starts
+        over writes the WAL's header and fsyncs it (even with `synchronous = NORMAL`),
+        for a millisecond or more: done here, that fsync lands on this thread at the
+        pause, not on the loop's thread inside the next cycle's first write. Made on the
+        writing connection, not this thread's own, because a write by another connection
+        makes the writer drop its cached pages and read them again."""
+        with self._lock:
+            if self._writes != self._checkpointed or self._checkpointer is None:
+                return
+            db = self.db
+            try:
+                db.execute("BEGIN IMMEDIATE")  # busy timeout 0: another process writes
+            except sqlite3.OperationalError as error:
+                if _busy(error):  # its write starts the WAL over instead
+                    return
+                raise
+            try:
+                (version,) = db.execute("PRAGMA user_version").fetchone()
+                db.execute(f"PRAGMA user_version = {int(version)}")
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
 
     def _close_checkpoint_db(self) -> None:
         db, self._checkpoint_db = self._checkpoint_db, None
