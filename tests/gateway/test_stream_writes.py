@@ -1,0 +1,194 @@
+"""How a live frame reaches a stream's connection: written in the step that fanned its
+event out when the stream is waiting with nothing buffered; held in the stream's bounded
+buffer while a write waits for its client, then written after it, in order, once each;
+and a write that waits past the write timeout still ends the stream.
+
+A real runtime and event hub on the memory store; the stream writes to a fake ASGI
+`send` that can hold a write the way a connection whose client reads nothing does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
+
+from midturn.contract._interactions import Event
+from midturn.gateway import _sse
+from midturn.gateway._hub import EventHub
+from midturn.gateway._stream_clock import StreamClock
+from midturn.runtime import Runtime
+from midturn.store import Store, open_store
+from midturn.store._codec import event_from
+from midturn.testing.conformance._data import note
+
+SAFETY_S = 20.0
+
+
+@pytest.fixture
+async def store() -> AsyncIterator[Store]:
+    async with open_store("memory://") as opened:
+        yield opened
+
+
+def _event(event_id: int) -> Event:
+    return event_from(note("s1", f"t{event_id}"), event_id)
+
+
+@dataclass
+class _State:
+    """What a stream needs of the gateway's state."""
+
+    hub: EventHub
+    store: Store
+    stream_clock: StreamClock
+    metrics: Any = field(default_factory=lambda: SimpleNamespace(open_streams=0))
+    replay_slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(4))
+    closing: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class _Request:
+    """A request whose client stays until `leave()`."""
+
+    def __init__(self) -> None:
+        self.gone = asyncio.Event()
+
+    async def receive(self) -> dict[str, str]:
+        await self.gone.wait()
+        return {"type": "http.disconnect"}
+
+    def leave(self) -> None:
+        self.gone.set()
+
+
+class _Connection:
+    """A fake `send`: keeps every body written; while `held`, a write of a frame waits
+    until `release()` (a client that reads nothing)."""
+
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
+        self.held = False
+        self._gate = asyncio.Event()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        body = message.get("body", b"")
+        if self.held and body.startswith(b"id: "):
+            await self._gate.wait()
+        if body:
+            self.bodies.append(body)
+
+    def release(self) -> None:
+        self.held = False
+        self._gate.set()
+
+    def ids(self) -> list[int]:
+        return [
+            int(line[4:])
+            for body in self.bodies
+            for line in body.decode().splitlines()
+            if line.startswith("id: ")
+        ]
+
+
+async def _until(condition: Callable[[], bool], pause: float = 0.0) -> None:
+    """Turns of the loop (`pause` apart) until `condition()` holds, for `SAFETY_S` at most."""
+    async with asyncio.timeout(SAFETY_S):
+        for _ in itertools.count():
+            if condition():
+                return
+            await asyncio.sleep(pause)
+
+
+async def _following(stream: _sse._Stream) -> None:
+    """Until the stream waits for live frames with nothing to write."""
+    await _until(lambda: stream.following and stream.writing_since is None)
+    for _ in range(5):  # its task reaches the wait for the next frame
+        await asyncio.sleep(0)
+
+
+async def _open(
+    store: Store, runtime: Runtime, clock: StreamClock
+) -> tuple[_sse._Stream, _Connection, _Request, EventHub]:
+    hub = EventHub(runtime, store)
+    stream = _sse._Stream(cast(Any, _State(hub, store, clock)), 0, None)
+    return stream, _Connection(), _Request(), hub
+
+
+async def test_a_live_frame_is_written_in_the_step_its_event_was_fanned_out(
+    store: Store,
+) -> None:
+    clock = StreamClock(60.0)
+    async with Runtime(store) as runtime:
+        stream, connection, request, hub = await _open(store, runtime, clock)
+        running = asyncio.create_task(stream.run(cast(Any, request), connection.send, None))
+        try:
+            await _following(stream)
+            hub._heard(_event(1))  # as the tap hands it on, in the step of the commit
+            assert connection.ids() == [1]  # no turn of the loop in between
+            hub._heard(_event(2))
+            hub._heard(_event(3))
+            assert connection.ids() == [1, 2, 3]
+        finally:
+            request.leave()
+            await asyncio.wait_for(running, SAFETY_S)
+            await hub.aclose()
+            await clock.aclose()
+
+
+async def test_frames_wait_behind_a_write_the_client_has_not_taken_then_go_in_order_once(
+    store: Store,
+) -> None:
+    clock = StreamClock(60.0)
+    async with Runtime(store) as runtime:
+        stream, connection, request, hub = await _open(store, runtime, clock)
+        running = asyncio.create_task(stream.run(cast(Any, request), connection.send, None))
+        try:
+            await _following(stream)
+            connection.held = True
+            for event_id in (1, 2, 3):
+                hub._heard(_event(event_id))
+            for _ in range(5):
+                await asyncio.sleep(0)
+            assert connection.ids() == []
+            assert stream.writing_since is not None  # the write timeout's clock sees it
+            assert stream.subscriber is not None
+            assert [event_id for event_id, _ in stream.subscriber.frames] == [2, 3]
+            connection.release()
+            await _until(lambda: len(connection.ids()) >= 3)
+            hub._heard(_event(4))
+            await _until(lambda: len(connection.ids()) >= 4)
+            assert connection.ids() == [1, 2, 3, 4]
+            assert stream.writing_since is None
+        finally:
+            request.leave()
+            await asyncio.wait_for(running, SAFETY_S)
+            await hub.aclose()
+            await clock.aclose()
+
+
+async def test_a_live_write_that_waits_past_the_write_timeout_ends_the_stream(
+    store: Store,
+) -> None:
+    clock = StreamClock(0.2)
+    released: list[bool] = []
+    async with Runtime(store) as runtime:
+        stream, connection, request, hub = await _open(store, runtime, clock)
+        response = _sse._StreamResponse(stream, cast(Any, request), lambda: released.append(True))
+        scope: dict[str, Any] = {"type": "http"}
+        serving = asyncio.create_task(response(scope, cast(Any, None), connection.send))
+        try:
+            await _following(stream)
+            connection.held = True  # and never released: a client that reads nothing
+            hub._heard(_event(1))
+            await asyncio.wait_for(serving, SAFETY_S)  # ended by the clock, not by the test
+            assert stream.stalled and released == [True]
+            assert connection.ids() == []
+        finally:
+            request.leave()
+            await hub.aclose()
+            await clock.aclose()
