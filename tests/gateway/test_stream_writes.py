@@ -19,7 +19,7 @@ from typing import Any, cast
 import pytest
 
 from midturn.contract._interactions import Event
-from midturn.gateway import _sse
+from midturn.gateway import _sse, _stream_clock
 from midturn.gateway._hub import EventHub
 from midturn.gateway._stream_clock import StreamClock
 from midturn.runtime import Runtime
@@ -192,3 +192,47 @@ async def test_a_live_write_that_waits_past_the_write_timeout_ends_the_stream(
             request.leave()
             await hub.aclose()
             await clock.aclose()
+
+
+class _Quiet:
+    """A stream the clock watches that only notes when it got its keepalives (one is a
+    write: it moves `last_write`)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, heard: list[float]) -> None:
+        self.writing_since: float | None = None
+        self.last_write = loop.time() - 3600.0  # long due
+        self.keepalives = 0
+        self._loop = loop
+        self._heard = heard
+
+    def stall(self) -> None:
+        raise AssertionError("no write of this stream is waiting")
+
+    def keepalive(self) -> None:
+        self.keepalives += 1
+        self.last_write = self._loop.time()
+        self._heard.append(self.last_write)
+
+
+async def test_streams_due_together_get_their_keepalives_over_several_ticks() -> None:
+    clock = StreamClock(0.2, keepalive_s=60.0)  # a tick of 0.05 s
+    loop = asyncio.get_running_loop()
+    heard: list[float] = []
+    streams = [_Quiet(loop, heard) for _ in range(500)]
+    try:
+        for stream in streams:
+            clock.add(stream)
+        await _until(lambda: len(heard) >= len(streams), pause=clock.tick_s)
+        await asyncio.sleep(3 * clock.tick_s)
+    finally:
+        for stream in streams:
+            clock.discard(stream)
+        await clock.aclose()
+    assert all(stream.keepalives == 1 for stream in streams)  # each got one, once
+    # one tick's keepalives are written in one go; ticks are a tick apart
+    bursts = [1]
+    for before, after in itertools.pairwise(heard):
+        if after - before >= clock.tick_s / 2:
+            bursts.append(0)
+        bursts[-1] += 1
+    assert max(bursts) <= _stream_clock.KEEPALIVE_BURST  # never all 500 at once
