@@ -186,12 +186,7 @@ async def test_a_stream_that_falls_behind_is_dropped_and_resumes_without_a_gap(
     sock = stalled(gateway.port)
     async with gateway.client() as admin:
         await _until_metric(admin, "midturn_open_streams", 1)
-        # a frame goes straight to the connection while it takes it, so the stream
-        # falls behind once the kernel's and the transport's buffers are full
-        for round_ in range(40):
-            await _publish(admin, 40, turn=f"t{round_}")
-            if await _metric(admin, "midturn_streams_dropped_total") >= 1:
-                break
+        await _publish(admin, 40)
         await _until_metric(admin, "midturn_streams_dropped_total", 1)
         assert (await admin.get("/healthz")).status_code == 200
         sentinel = await _sentinel(admin)

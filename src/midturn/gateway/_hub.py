@@ -12,9 +12,7 @@ read is a store round trip during which no stream gets anything (under a crowd o
 PostgreSQL, 74–96 reads per 1,100 round trips).
 
 Each event is formatted as an SSE frame once, encoded, and those bytes are written as
-they are to every stream that wants it: at once, in the step that fanned the event out,
-to a stream waiting with nothing buffered (`Subscriber.direct`); else into its buffer,
-which its own task writes out. A stream's buffer of frames not yet written is
+they are to every stream that wants it. A stream's buffer of frames not yet written is
 bounded in bytes (`buffer_bytes`): a stream that falls further behind (its client reads
 too slowly, or not at all) is dropped from the hub, its buffer freed; the stream then
 ends with a frame saying where to resume (`_sse.py`), and the client reconnects with
@@ -51,15 +49,9 @@ def format_event(event: Event) -> bytes:
 class Subscriber:
     """A stream's place in the hub: the frames handed to it and not yet taken, at most
     `bound` bytes of them (one frame always fits). `dropped` once the hub let it go:
-    `lagging` tells whether it fell behind (else the hub stopped).
+    `lagging` tells whether it fell behind (else the hub stopped)."""
 
-    `direct`, while set, takes a frame at once instead (the stream waits for frames with
-    nothing buffered and no write in flight): it writes the frame to its connection in
-    the step that fanned the event out, so the frame does not wait for the stream's task
-    to get its turn of the loop behind everything else ready (under a crowd, most of the
-    time between an ask's commit and its frame on the wire), nor cost a task step."""
-
-    __slots__ = ("bound", "direct", "dropped", "frames", "lagging", "session_id", "size", "wake")
+    __slots__ = ("bound", "dropped", "frames", "lagging", "session_id", "size", "wake")
 
     def __init__(self, session_id: str | None, bound: int) -> None:
         self.session_id = session_id
@@ -69,13 +61,8 @@ class Subscriber:
         self.dropped = False
         self.lagging = False
         self.wake = asyncio.Event()
-        self.direct: Callable[[int, bytes], None] | None = None
 
     def offer(self, event_id: int, frame: bytes) -> bool:
-        direct = self.direct
-        if direct is not None and not self.frames:
-            direct(event_id, frame)
-            return True
         if self.frames and self.size + len(frame) > self.bound:
             return False
         self.frames.append((event_id, frame))
@@ -139,7 +126,6 @@ class EventHub:
                 del self._streams[subscriber.session_id]
         if not subscriber.dropped:
             subscriber.dropped = True
-            subscriber.direct = None
             subscriber.lagging = lagging
             subscriber.take()  # free its frames at once
             subscriber.wake.set()

@@ -23,13 +23,13 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Generator, Iterable
-from typing import Annotated, Any
+from collections.abc import Callable, Iterable
+from typing import Annotated
 
 from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response, StreamingResponse
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from midturn.gateway._auth import Principal
 from midturn.gateway._http_refusal import ABORT_CONNECTION
@@ -111,43 +111,10 @@ _RETRY = f"retry: {RETRY_MS}\n\n".encode()
 _KEEPALIVE = b": keepalive\n\n"
 
 
-class _Rest:
-    """What is left of a write that had to wait for its client: awaiting it goes on
-    from where the write stopped (the future it waits on), as awaiting the write itself
-    would have."""
-
-    __slots__ = ("_waiting", "_write")
-
-    def __init__(self, write: Generator[Any, None, None], waiting: object) -> None:
-        self._write = write
-        self._waiting = waiting
-
-    def __await__(self) -> Generator[Any, None, None]:
-        write, waiting = self._write, self._waiting
-        while True:
-            try:
-                yield waiting
-            except BaseException as error:  # cancelled (a stalled write): the write's own
-                try:
-                    waiting = write.throw(error)
-                except StopIteration:
-                    return
-            else:
-                try:
-                    waiting = write.send(None)
-                except StopIteration:
-                    return
-
-    def close(self) -> None:
-        self._write.close()
-
-
 class _Stream:
     """One client's stream: replay from the log, then live frames from the hub, each
-    chunk written straight to the connection (`_write`). While it waits for live frames
-    with nothing buffered, the hub has it write each frame at once (`_write_now`). The
-    gateway's stream clock (`_stream_clock.py`) wakes it for a keepalive and ends it
-    when a write stalls."""
+    chunk written straight to the connection (`_write`). The gateway's stream clock
+    (`_stream_clock.py`) wakes it for a keepalive and ends it when a write stalls."""
 
     def __init__(self, state: GatewayState, after: int, session_id: str | None) -> None:
         self.state = state
@@ -162,10 +129,6 @@ class _Stream:
         self._send: Send | None = None
         self._abort: Callable[[], None] | None = None
         self._task: asyncio.Task[object] | None = None
-        self._rest: _Rest | None = None
-        """A write begun by `_write_now` that waits for the client; the task ends it."""
-        self._failed: Exception | None = None
-        """What a write begun by `_write_now` raised; the task raises it."""
 
     async def run(self, request: Request, send: Send, abort: Callable[[], None] | None) -> None:
         """Write the stream through `send` until it ends. `abort` (the connection's,
@@ -187,8 +150,6 @@ class _Stream:
             state.metrics.open_streams -= 1
             if self.subscriber is not None:
                 state.hub.unsubscribe(self.subscriber)
-            if self._rest is not None:
-                self._rest.close()
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
@@ -199,51 +160,6 @@ class _Stream:
         await self._send({"type": "http.response.body", "body": body, "more_body": True})
         self.writing_since = None
         self.last_write = started
-
-    def _write_now(self, event_id: int, frame: bytes) -> None:
-        """The hub's call (`Subscriber.direct`), in the step that fans the event out:
-        write `frame` now. A write the connection cannot take at once (its client is
-        behind) is left, stopped where it waits, to the stream's task, and the next
-        frames wait in the stream's buffer as before; so is what a write raised."""
-        subscriber = self.subscriber
-        if self.ended or subscriber is None or event_id <= self.cursor:
-            return
-        assert self._send is not None
-        self.cursor = event_id
-        self.writing_since = started = asyncio.get_running_loop().time()
-        message: Message = {"type": "http.response.body", "body": frame, "more_body": True}
-        write = self._send(message).__await__()
-        try:
-            waiting = write.send(None)
-        except StopIteration:
-            self.writing_since = None
-            self.last_write = started
-            return
-        except Exception as error:
-            self.writing_since = None
-            self._failed = error
-        else:
-            self._rest = _Rest(write, waiting)
-        subscriber.direct = None
-        subscriber.wake.set()
-
-    async def _finish_write(self) -> bool:
-        """End a write `_write_now` left to this task (raise what it raised); False if
-        there was none."""
-        rest, failed = self._rest, self._failed
-        if failed is not None:
-            self._failed = None
-            raise failed
-        if rest is None:
-            return False
-        try:
-            await rest
-        finally:
-            self._rest = None
-        if self.writing_since is not None:
-            self.last_write = self.writing_since
-        self.writing_since = None
-        return True
 
     def stall(self) -> None:
         """The clock's call: a write has waited past the timeout. The stream ends and its
@@ -313,13 +229,9 @@ class _Stream:
         while not self.ended:
             if not subscriber.frames and not subscriber.dropped:
                 subscriber.wake.clear()
-                subscriber.direct = self._write_now
-                try:
-                    await subscriber.wake.wait()
-                finally:
-                    subscriber.direct = None
-                if await self._finish_write() or self.ended:
-                    continue
+                await subscriber.wake.wait()
+                if self.ended:
+                    return
                 if not subscriber.frames and not subscriber.dropped:
                     await self._write(_KEEPALIVE)  # the clock woke it
                     continue

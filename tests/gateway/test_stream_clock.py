@@ -1,7 +1,5 @@
-"""How a live frame reaches a stream's connection: written in the step that fanned its
-event out when the stream is waiting with nothing buffered; held in the stream's bounded
-buffer while a write waits for its client, then written after it, in order, once each;
-and a write that waits past the write timeout still ends the stream.
+"""The stream clock: a live write that waits past the write timeout ends its stream, and
+keepalives of streams that fall due together are spread over several ticks.
 
 A real runtime and event hub on the memory store; the stream writes to a fake ASGI
 `send` that can hold a write the way a connection whose client reads nothing does.
@@ -117,58 +115,6 @@ async def _open(
     hub = EventHub(runtime, store)
     stream = _sse._Stream(cast(Any, _State(hub, store, clock)), 0, None)
     return stream, _Connection(), _Request(), hub
-
-
-async def test_a_live_frame_is_written_in_the_step_its_event_was_fanned_out(
-    store: Store,
-) -> None:
-    clock = StreamClock(60.0)
-    async with Runtime(store) as runtime:
-        stream, connection, request, hub = await _open(store, runtime, clock)
-        running = asyncio.create_task(stream.run(cast(Any, request), connection.send, None))
-        try:
-            await _following(stream)
-            hub._heard(_event(1))  # as the tap hands it on, in the step of the commit
-            assert connection.ids() == [1]  # no turn of the loop in between
-            hub._heard(_event(2))
-            hub._heard(_event(3))
-            assert connection.ids() == [1, 2, 3]
-        finally:
-            request.leave()
-            await asyncio.wait_for(running, SAFETY_S)
-            await hub.aclose()
-            await clock.aclose()
-
-
-async def test_frames_wait_behind_a_write_the_client_has_not_taken_then_go_in_order_once(
-    store: Store,
-) -> None:
-    clock = StreamClock(60.0)
-    async with Runtime(store) as runtime:
-        stream, connection, request, hub = await _open(store, runtime, clock)
-        running = asyncio.create_task(stream.run(cast(Any, request), connection.send, None))
-        try:
-            await _following(stream)
-            connection.held = True
-            for event_id in (1, 2, 3):
-                hub._heard(_event(event_id))
-            for _ in range(5):
-                await asyncio.sleep(0)
-            assert connection.ids() == []
-            assert stream.writing_since is not None  # the write timeout's clock sees it
-            assert stream.subscriber is not None
-            assert [event_id for event_id, _ in stream.subscriber.frames] == [2, 3]
-            connection.release()
-            await _until(lambda: len(connection.ids()) >= 3)
-            hub._heard(_event(4))
-            await _until(lambda: len(connection.ids()) >= 4)
-            assert connection.ids() == [1, 2, 3, 4]
-            assert stream.writing_since is None
-        finally:
-            request.leave()
-            await asyncio.wait_for(running, SAFETY_S)
-            await hub.aclose()
-            await clock.aclose()
 
 
 async def test_a_live_write_that_waits_past_the_write_timeout_ends_the_stream(
