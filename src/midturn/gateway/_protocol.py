@@ -29,7 +29,8 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from midturn.errors import UsageError
-from midturn.gateway._http_refusal import ABORT_CONNECTION, PHRASES, refusal
+from midturn.gateway._http_refusal import PHRASES, refusal
+from midturn.gateway._protocol_state import connection_lost, connection_state
 from midturn.gateway._protocol_writes import HeadWithBody
 
 __all__ = ["JsonErrorsH11Protocol", "http_protocol"]
@@ -47,8 +48,12 @@ class JsonErrorsH11Protocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        # each request's scope["state"] is a copy of this: one entry per connection
-        self.app_state = {**self.app_state, ABORT_CONNECTION: transport.abort}
+        # each request's scope["state"] is a copy of this: its entries are per connection
+        self.app_state = connection_state(self.app_state, transport)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        connection_lost(self.app_state)
 
     def handle_events(self) -> None:
         cycle = self.cycle

@@ -20,7 +20,8 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from midturn.gateway._http_refusal import ABORT_CONNECTION, HEAD_LIMIT_BYTES, PHRASES, refusal
+from midturn.gateway._http_refusal import HEAD_LIMIT_BYTES, PHRASES, refusal
+from midturn.gateway._protocol_state import connection_lost, connection_state
 from midturn.gateway._protocol_writes import HeadWithBody
 
 __all__ = ["JsonErrorsHttpToolsProtocol"]
@@ -42,8 +43,12 @@ class JsonErrorsHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        # each request's scope["state"] is a copy of this: one entry per connection
-        self.app_state = {**self.app_state, ABORT_CONNECTION: transport.abort}
+        # each request's scope["state"] is a copy of this: its entries are per connection
+        self.app_state = connection_state(self.app_state, transport)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        connection_lost(self.app_state)
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
