@@ -15,7 +15,8 @@ is declared (`_protocol_writes.py`).
 It also hands each request a way to abort its connection (`ABORT_CONNECTION` in the
 request's `scope["state"]`): an event stream whose client has read nothing for too long
 ends that way (`_sse.py`), at once, instead of closing politely, which would wait for the
-client to take the bytes already written.
+client to take the bytes already written; and a future done once the connection is lost
+(`_protocol_state.py`), on which a long-poll learns that its client went away.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """uvicorn's httptools protocol (midturn[fast]) with the guarantees of the h11 one
 (`_protocol.py`): a request that is not valid HTTP is refused in the JSON error shape,
 a response's head and body leave in one write when its length is declared
-(`_protocol_writes.py`), and a request can abort its connection.
+(`_protocol_writes.py`), and a request can abort its connection and learn when it is
+lost (`_protocol_state.py`).
 
 httptools (llhttp) sets no bound on a request's head: it would buffer an endless header
 for as long as a client sends one. Here a head still incomplete past 16 KiB, h11's
