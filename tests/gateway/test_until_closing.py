@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.types import Message
 
 from midturn.gateway._auth import TokenAuthority
+from midturn.gateway._protocol_state import CONNECTION_LOST, connection_lost, connection_state
 from midturn.gateway._state import GatewayState
 from midturn.runtime import Runtime
 from midturn.store import open_store
@@ -147,3 +148,72 @@ async def test_a_closing_in_the_same_turn_as_the_work_s_end_does_not_reach_past_
     state.closing.set()  # then the closing's callback, before either has run
     assert await task == "done"
     assert task.cancelling() == 0
+
+
+class Connection:
+    """A request on a connection of the gateway's own protocol: its state holds the
+    future done when the connection is lost (`_protocol_state.py`)."""
+
+    def __init__(self) -> None:
+        self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        scope = {"type": "http", "method": "GET", "headers": [], "state": {}}
+        scope["state"][CONNECTION_LOST] = self.lost
+        self.request = Request(scope, self.receive)
+
+    async def receive(self) -> Message:  # never asked: the future says when it is lost
+        raise AssertionError("the client was watched through receive()")
+
+
+async def test_a_lost_connection_ends_the_wait_with_no_task_watching_it(
+    state: GatewayState,
+) -> None:
+    work, connection = Work(), Connection()
+    task = asyncio.create_task(state.until_closing(work.run(), connection.request))
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert not task.done()
+    assert [t for t in asyncio.all_tasks() if "client_gone" in repr(t.get_coro())] == []
+    connection.lost.set_result(None)
+    assert await task is None
+    assert work.cancelled
+    assert task.cancelling() == 0
+
+
+async def test_a_connection_lost_before_the_wait_began_ends_it_at_once(
+    state: GatewayState,
+) -> None:
+    work, connection = Work(), Connection()
+    connection.lost.set_result(None)
+    assert await state.until_closing(work.run(), connection.request) is None
+    assert work.cancelled
+
+
+async def test_the_work_s_result_leaves_the_connection_s_future_untouched(
+    state: GatewayState,
+) -> None:
+    """The future is the connection's, shared by its next requests: a request that ends
+    neither cancels it nor leaves its callback on it."""
+    work, connection = Work(), Connection()
+    task = asyncio.create_task(state.until_closing(work.run(), connection.request))
+    for _ in range(3):
+        await asyncio.sleep(0)
+    work.finish()
+    assert await task == "done"
+    assert not connection.lost.done()
+    connection.lost.set_result(None)
+    await asyncio.sleep(0)
+    assert task.cancelling() == 0
+
+
+def test_a_lost_connection_marks_its_state() -> None:
+    async def run() -> None:
+        transport = asyncio.Transport()
+        state = connection_state({"kept": 1}, transport)
+        assert state["kept"] == 1
+        lost = state[CONNECTION_LOST]
+        assert not lost.done()
+        connection_lost(state)
+        connection_lost(state)  # twice, as a protocol may see it: no error
+        assert lost.done()
+
+    asyncio.run(run())

@@ -66,10 +66,10 @@ class Settled:
     def __init__(
         self, interaction: Interaction, duplicate: bool = False, output: ToolOutput | None = None
     ) -> None:
-        object.__setattr__(self, "interaction", interaction)
-        object.__setattr__(self, "duplicate", duplicate)
-        object.__setattr__(self, "_output", output)
-        object.__setattr__(self, "_pending_render", False)
+        _set_interaction(self, interaction)
+        _set_duplicate(self, duplicate)
+        _set_output(self, output)
+        _set_pending_render(self, False)
 
     @classmethod
     def of(cls, interaction: Interaction, *, duplicate: bool = False) -> Settled:
@@ -77,7 +77,7 @@ class Settled:
         first use of `output`: a caller that never reads it never pays for it)."""
         value = cls(interaction, duplicate)
         if interaction.kind == "ask" and interaction.result is not None:
-            object.__setattr__(value, "_pending_render", True)
+            _set_pending_render(value, True)
         return value
 
     @property
@@ -85,8 +85,8 @@ class Settled:
         if self._pending_render:
             result = self.interaction.result
             assert result is not None
-            object.__setattr__(self, "_output", render(result, self.interaction.dialect))
-            object.__setattr__(self, "_pending_render", False)
+            _set_output(self, render(result, self.interaction.dialect))
+            _set_pending_render(self, False)
         return self._output
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -124,6 +124,14 @@ class Settled:
     def allowed(self) -> bool:
         """True only for a permission that settled `allowed`: the tool may run."""
         return self.interaction.status == "allowed"
+
+
+# Settled's slots are set through their own descriptors: immutable to its users
+# (`__setattr__` refuses), and half the cost of `object.__setattr__` by name.
+_set_interaction = Settled.__dict__["interaction"].__set__
+_set_duplicate = Settled.__dict__["duplicate"].__set__
+_set_output = Settled.__dict__["_output"].__set__
+_set_pending_render = Settled.__dict__["_pending_render"].__set__
 
 
 @runtime_checkable

@@ -15,7 +15,8 @@ is declared (`_protocol_writes.py`).
 It also hands each request a way to abort its connection (`ABORT_CONNECTION` in the
 request's `scope["state"]`): an event stream whose client has read nothing for too long
 ends that way (`_sse.py`), at once, instead of closing politely, which would wait for the
-client to take the bytes already written.
+client to take the bytes already written; and a future done once the connection is lost
+(`_protocol_state.py`), on which a long-poll learns that its client went away.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from midturn.errors import UsageError
-from midturn.gateway._http_refusal import ABORT_CONNECTION, PHRASES, refusal
+from midturn.gateway._http_refusal import PHRASES, refusal
+from midturn.gateway._protocol_state import connection_lost, connection_state
 from midturn.gateway._protocol_writes import HeadWithBody
 
 __all__ = ["JsonErrorsH11Protocol", "http_protocol"]
@@ -47,8 +49,12 @@ class JsonErrorsH11Protocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        # each request's scope["state"] is a copy of this: one entry per connection
-        self.app_state = {**self.app_state, ABORT_CONNECTION: transport.abort}
+        # each request's scope["state"] is a copy of this: its entries are per connection
+        self.app_state = connection_state(self.app_state, transport)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        connection_lost(self.app_state)
 
     def handle_events(self) -> None:
         cycle = self.cycle

@@ -1,7 +1,8 @@
 """uvicorn's httptools protocol (midturn[fast]) with the guarantees of the h11 one
 (`_protocol.py`): a request that is not valid HTTP is refused in the JSON error shape,
 a response's head and body leave in one write when its length is declared
-(`_protocol_writes.py`), and a request can abort its connection.
+(`_protocol_writes.py`), and a request can abort its connection and learn when it is
+lost (`_protocol_state.py`).
 
 httptools (llhttp) sets no bound on a request's head: it would buffer an endless header
 for as long as a client sends one. Here a head still incomplete past 16 KiB, h11's
@@ -20,7 +21,8 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from midturn.gateway._http_refusal import ABORT_CONNECTION, HEAD_LIMIT_BYTES, PHRASES, refusal
+from midturn.gateway._http_refusal import HEAD_LIMIT_BYTES, PHRASES, refusal
+from midturn.gateway._protocol_state import connection_lost, connection_state
 from midturn.gateway._protocol_writes import HeadWithBody
 
 __all__ = ["JsonErrorsHttpToolsProtocol"]
@@ -42,8 +44,12 @@ class JsonErrorsHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        # each request's scope["state"] is a copy of this: one entry per connection
-        self.app_state = {**self.app_state, ABORT_CONNECTION: transport.abort}
+        # each request's scope["state"] is a copy of this: its entries are per connection
+        self.app_state = connection_state(self.app_state, transport)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        connection_lost(self.app_state)
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)

@@ -18,6 +18,7 @@ from midturn.gateway._auth import Principal, TokenAuthority, bearer_token
 from midturn.gateway._errors import TooManyStreams
 from midturn.gateway._hub import DEFAULT_BUFFER_BYTES, EventHub
 from midturn.gateway._metrics import Metrics
+from midturn.gateway._protocol_state import CONNECTION_LOST
 from midturn.gateway._stream_clock import StreamClock
 from midturn.runtime import Runtime
 from midturn.store import Store
@@ -245,7 +246,9 @@ class GatewayState:
         `work` runs in the calling task, not a task of its own: the server's closing
         and the client's going away each cancel this task, and that cancellation (only
         that one) ends here as None. One task fewer per long-poll, and no
-        `asyncio.wait`: the request's task wakes once, when `work` is done."""
+        `asyncio.wait`: the request's task wakes once, when `work` is done. The client's
+        going away is the connection's lost future where the gateway's own protocol
+        gives one (`_protocol_state.py`), else a task that waits for `http.disconnect`."""
         task = asyncio.current_task()
         assert task is not None, "until_closing runs in a task"
         stopped = False
@@ -258,7 +261,9 @@ class GatewayState:
                 task.cancel()
 
         closing = self.closing.future()
-        gone = asyncio.ensure_future(client_gone(request))
+        lost = request.scope.get("state", {}).get(CONNECTION_LOST)
+        watched = lost is not None
+        gone: asyncio.Future[Any] = lost if watched else asyncio.ensure_future(client_gone(request))
         closing.add_done_callback(stop)
         gone.add_done_callback(stop)
         try:
@@ -271,7 +276,8 @@ class GatewayState:
             waiting = False
             closing.remove_done_callback(stop)
             gone.remove_done_callback(stop)
-            gone.cancel()
+            if not watched:
+                gone.cancel()
 
 
 async def client_gone(request: Request) -> None:
