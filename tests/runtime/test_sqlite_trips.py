@@ -1,13 +1,14 @@
-"""What an ask costs on SQLite, in statements: the park reads the queue and the turn's
-end in its own write transaction."""
+"""What an ask and its wait cost on SQLite, in statements: the park reads the queue and
+the turn's end in its own write transaction, and a wait right after it reads nothing."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from tests.runtime.conftest import ASK
+from tests.runtime.conftest import ANSWER, ASK, within
 
 from midturn import Runtime, open_store
 
@@ -57,3 +58,25 @@ async def test_an_ask_in_a_turn_ended_before_it_parks_is_cancelled_unseen(
     parked = await runtime.ask("s1", ASK, turn_id="t1")
     assert parked.created and parked.interaction.status == "cancelled"
     assert [event.type for event in await runtime.store.read_events()] == []
+
+
+async def test_a_wait_right_after_the_park_reads_nothing_until_the_answer(
+    runtime: Runtime,
+) -> None:
+    parked = await runtime.ask("s1", ASK, turn_id="t1")
+    seen = statements(runtime)
+    waiting = asyncio.create_task(runtime.wait(parked.interaction.id, timeout=30))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert seen == [] and not waiting.done()
+    await runtime.answer(parked.interaction.id, ANSWER)
+    settled = await within(waiting)
+    assert settled.interaction.status == "answered"
+
+
+async def test_a_look_without_waiting_reads_the_store(runtime: Runtime) -> None:
+    parked = await runtime.ask("s1", ASK, turn_id="t1")
+    seen = statements(runtime)
+    looked = await runtime.wait(parked.interaction.id, timeout=0)
+    assert looked.interaction.pending
+    assert seen == ["SELECT"]

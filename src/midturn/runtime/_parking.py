@@ -408,7 +408,13 @@ class Parking:
         futures = self._waiters.setdefault(interaction_id, [])
         futures.append(future)
         try:
-            current = await self.store.get_interaction(interaction_id)
+            # One parked here and still pending needs no read to start waiting (the
+            # gateway waits right after the park): a settle elsewhere reaches the future
+            # through the log, like one that comes after a read. A look (timeout 0)
+            # reads the store, which may know of a settle not yet announced.
+            current = self._recent.get(interaction_id) if timeout != 0 else None
+            if current is None:
+                current = await self.store.get_interaction(interaction_id)
             if current is None:
                 raise NotFound(f"no interaction with id {interaction_id!r}; check the id")
             if not current.pending or timeout == 0:
