@@ -42,6 +42,12 @@ class _Yielding:
         await self._pause()
         return made
 
+    async def create_unless_ended(self, *args: Any, **kwargs: Any) -> Any:
+        await self._pause()
+        made = await super().create_unless_ended(*args, **kwargs)  # type: ignore[misc]
+        await self._pause()
+        return made
+
     async def settle_in_turn(self, *args: Any, **kwargs: Any) -> Any:
         await self._pause()
         settled = await super().settle_in_turn(*args, **kwargs)  # type: ignore[misc]

@@ -208,6 +208,19 @@ class Parking:
         the turn's first pending one). A repeated `(session_id, tool_call_id)` returns the
         existing interaction and writes nothing. `announce=False` parks silently (for an
         interaction settled at once, which nobody needs to see)."""
+        parked = await self._park(interaction, announce=announce, unless_ended=False)
+        assert parked is not None
+        return parked
+
+    async def park_unless_ended(self, interaction: Interaction) -> tuple[Interaction, bool] | None:
+        """`park`, unless the interaction's turn has ended: then nothing is written and
+        None is returned. The store reads the turn's end in its park (one transaction on
+        SQLite and in memory: `Store.park_sees_turn_end`)."""
+        return await self._park(interaction, announce=True, unless_ended=True)
+
+    async def _park(
+        self, interaction: Interaction, *, announce: bool, unless_ended: bool
+    ) -> tuple[Interaction, bool] | None:
         session_id = interaction.session_id
         if not self._locks.take(session_id):  # this process's changes to a session queue up
             await self._locks.wait(session_id)
@@ -220,7 +233,14 @@ class Parking:
             if interaction.deadline is not None:
                 stamp["deadline"] = now + (interaction.deadline - interaction.created_at)
             interaction = copy_interaction(interaction, stamp)
-            if announce:
+            if unless_ended:
+                made = await self.store.create_unless_ended(
+                    interaction, _RequestedEvents(interaction)
+                )
+                if made is None:
+                    return None
+                stored, created, appended = made
+            elif announce:
                 # The queue position and the turn's state are read in the store's own
                 # write transaction (one trip on SQLite), not before it.
                 stored, created, appended = await self.store.create_queued(
@@ -388,7 +408,13 @@ class Parking:
         futures = self._waiters.setdefault(interaction_id, [])
         futures.append(future)
         try:
-            current = await self.store.get_interaction(interaction_id)
+            # One parked here and still pending needs no read to start waiting (the
+            # gateway waits right after the park): a settle elsewhere reaches the future
+            # through the log, like one that comes after a read. A look (timeout 0)
+            # reads the store, which may know of a settle not yet announced.
+            current = self._recent.get(interaction_id) if timeout != 0 else None
+            if current is None:
+                current = await self.store.get_interaction(interaction_id)
             if current is None:
                 raise NotFound(f"no interaction with id {interaction_id!r}; check the id")
             if not current.pending or timeout == 0:

@@ -33,7 +33,7 @@ from midturn.contract._interactions import (
     Risk,
     utcnow,
 )
-from midturn.contract._models import MAX_TIMEOUT_S, AskResult, Limits, ToolOutput, built
+from midturn.contract._models import MAX_TIMEOUT_S, Ask, AskResult, Limits, ToolOutput, built
 from midturn.contract._ports import Parked, Settled
 from midturn.contract._tool_spec import tool_spec
 from midturn.contract.dialects import get_dialect
@@ -276,11 +276,20 @@ class Runtime:
             interaction = built(Interaction, **fields)  # every value checked or made here
         else:  # pydantic's own error for what is not a string
             interaction = Interaction(**fields)
+        if self.interactive and not is_own_turn(turn_id):
+            # The turn's end is read in the park's own transaction (`park_unless_ended`),
+            # and once more after it only when the store cannot read it there.
+            parked = await self._parking.park_unless_ended(interaction)
+            if parked is None:
+                return await self._cancelled_at_once(interaction, ask)
+            stored, created = parked
+            if not created:
+                self._same_kind(stored, tool_call_id, "ask")
+            if self.store.park_sees_turn_end:
+                return Parked(stored, created)
+            return Parked(await self._unless_ended(stored), created)
         if await self._ended(session_id, turn_id):
-            result = uniform_result(ask, "cancelled")
-            return await self._settle_at_once(
-                interaction, "cancelled", False, result=result, kind="ask"
-            )
+            return await self._cancelled_at_once(interaction, ask)
         if self.interactive:
             stored, created = await self._parking.park(interaction)
         else:
@@ -370,6 +379,13 @@ class Runtime:
             outcome = await self._parking.settle(stored, "allowed", decision=_AUTO, by=SYSTEM)
             stored = outcome.interaction
         return Parked(stored, created)
+
+    async def _cancelled_at_once(self, interaction: Interaction, ask: Ask) -> Parked:
+        """An ask in a turn that has ended: settled `cancelled` at once, shown to nobody."""
+        result = uniform_result(ask, "cancelled")
+        return await self._settle_at_once(
+            interaction, "cancelled", False, result=result, kind="ask"
+        )
 
     async def _settle_at_once(
         self,

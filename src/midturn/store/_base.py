@@ -20,7 +20,7 @@ import abc
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -98,6 +98,10 @@ class Store(abc.ABC):
     (or call `open()` and `aclose()`)."""
 
     url: str
+    park_sees_turn_end: ClassVar[bool] = False
+    """Whether `create_unless_ended` reads the turn's end and inserts as one step, so
+    that a turn ending after it (`end_turn`) finds the interaction it created pending.
+    When False the runtime reads the turn's end once more after parking."""
 
     def __init__(self) -> None:
         self._listeners: list[EventListener] = []
@@ -186,6 +190,18 @@ class Store(abc.ABC):
         queue = await self.list_interactions(session_id=interaction.session_id, status="pending")
         waiting = any(other.turn_id == interaction.turn_id for other in queue)
         return await self.create_interaction(interaction, events(len(queue), waiting))
+
+    async def create_unless_ended(
+        self, interaction: Interaction, events: QueuedEvents
+    ) -> tuple[Interaction, bool, tuple[Event, ...]] | None:
+        """`create_queued`, unless the interaction's turn has ended (`end_turn`): then
+        nothing is written (a repeated `tool_call_id` included) and None is returned.
+
+        This version reads the turn, then creates: two steps. A backend that does both
+        in one transaction (memory and SQLite) says so with `park_sees_turn_end`."""
+        if await self.turn_ended(interaction.session_id, interaction.turn_id):
+            return None
+        return await self.create_queued(interaction, events)
 
     @abc.abstractmethod
     async def get_interaction(self, interaction_id: str) -> Interaction | None: ...

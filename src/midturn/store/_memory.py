@@ -112,6 +112,8 @@ class MemoryStore(MemoryOutbox, Store):
     Closing and reopening the same object keeps its contents.
     """
 
+    park_sees_turn_end = True  # nothing else runs between the check and the insert
+
     def __init__(self, url: str = "memory://") -> None:
         super().__init__()
         if not url.startswith("memory://"):
@@ -185,6 +187,11 @@ class MemoryStore(MemoryOutbox, Store):
         self, interaction: Interaction, events: QueuedEvents
     ) -> tuple[Interaction, bool, tuple[Event, ...]]:
         self._check_open()
+        return self._create_queued(interaction, events)
+
+    def _create_queued(
+        self, interaction: Interaction, events: QueuedEvents
+    ) -> tuple[Interaction, bool, tuple[Event, ...]]:
         check_new_interaction(interaction)
         existing = self._repeat(interaction)
         if existing is not None:
@@ -195,6 +202,14 @@ class MemoryStore(MemoryOutbox, Store):
         chosen = events(len(queue), waiting)
         check_events(chosen)
         return self._insert(interaction, chosen)
+
+    async def create_unless_ended(
+        self, interaction: Interaction, events: QueuedEvents
+    ) -> tuple[Interaction, bool, tuple[Event, ...]] | None:
+        self._check_open()
+        if (interaction.session_id, interaction.turn_id) in self._ended:
+            return None
+        return self._create_queued(interaction, events)
 
     def _repeat(self, interaction: Interaction) -> Interaction | None:
         """The interaction already created for this one's `(session_id, tool_call_id)`."""

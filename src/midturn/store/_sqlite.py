@@ -105,6 +105,11 @@ _PARK_PROBE = (
     " EXISTS (SELECT 1 FROM midturn_interactions"
     " WHERE session_id = ?1 AND turn_id = ?2 AND status = 'pending')"
 )
+# The same, also whether the turn has ended (`create_unless_ended`).
+_PARK_PROBE_ENDED = (
+    f"{_PARK_PROBE}, EXISTS (SELECT 1 FROM midturn_turns_ended"
+    " WHERE session_id = ?1 AND turn_id = ?2)"
+)
 # A settle's read when the turn may be done: the row, and whether anything else of its
 # turn is pending (asked before the update, so the row itself is left out).
 _SETTLE_PROBE = (
@@ -176,6 +181,8 @@ def sqlite_path(url: str) -> str:
 
 class SqliteStore(SqliteOutbox, Store):
     """A store in one SQLite file, in WAL mode, safe to share between processes."""
+
+    park_sees_turn_end = True  # one write transaction: `end_turn` commits before or after
 
     def __init__(self, url: str = DEFAULT_SQLITE_URL) -> None:
         super().__init__()
@@ -317,13 +324,31 @@ class SqliteStore(SqliteOutbox, Store):
     async def create_queued(
         self, interaction: Interaction, events: QueuedEvents
     ) -> tuple[Interaction, bool, tuple[Event, ...]]:
+        created = await self._park(interaction, events, unless_ended=False)
+        assert created is not None
+        return created
+
+    async def create_unless_ended(
+        self, interaction: Interaction, events: QueuedEvents
+    ) -> tuple[Interaction, bool, tuple[Event, ...]] | None:
+        return await self._park(interaction, events, unless_ended=True)
+
+    async def _park(
+        self, interaction: Interaction, events: QueuedEvents, *, unless_ended: bool
+    ) -> tuple[Interaction, bool, tuple[Event, ...]] | None:
+        """`create_queued`'s reads (and the turn's end, with `unless_ended`) in one
+        statement, then the insert, in one write transaction."""
         check_new_interaction(interaction)
         params = tuple(interaction_columns(interaction).values())
+        probe = _PARK_PROBE_ENDED if unless_ended else _PARK_PROBE
+        keys = (interaction.session_id, interaction.turn_id, interaction.tool_call_id)
 
-        def create(db: Db) -> tuple[tuple[Interaction, bool, tuple[Event, ...]], tuple[Event, ...]]:
-            found, position, waiting = db.execute(
-                _PARK_PROBE, (interaction.session_id, interaction.turn_id, interaction.tool_call_id)
-            ).fetchone()
+        def create(
+            db: Db,
+        ) -> tuple[tuple[Interaction, bool, tuple[Event, ...]] | None, tuple[Event, ...]]:
+            found, position, waiting, *ended = db.execute(probe, keys).fetchone()
+            if ended and ended[0]:
+                return None, ()
             if found is not None:
                 return (load_interaction(found), False, ()), ()
             chosen = events(position, bool(waiting))
