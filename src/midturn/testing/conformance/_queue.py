@@ -18,8 +18,16 @@ class Chooser:
     """The `events` callback: records what the store told it, returns requested (and
     `turn_waiting` when the turn was not waiting yet)."""
 
-    def __init__(self, interaction_id: str, session_id: str = "s1", turn_id: str = "t1") -> None:
-        self.item = make_ask(interaction_id, session_id=session_id, turn_id=turn_id)
+    def __init__(
+        self,
+        interaction_id: str,
+        session_id: str = "s1",
+        turn_id: str = "t1",
+        tool_call_id: str | None = None,
+    ) -> None:
+        self.item = make_ask(
+            interaction_id, session_id=session_id, turn_id=turn_id, tool_call_id=tool_call_id
+        )
         self.calls: list[tuple[int, bool]] = []
 
     def __call__(self, position: int, turn_waiting: bool) -> Sequence[NewEvent]:

@@ -3,28 +3,10 @@ pending count the gateway's metrics read (`count_pending`). Every backend must p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from midturn.contract._interactions import NewEvent
 from midturn.store import Store
 from midturn.testing.conformance._backend import Backend
-from midturn.testing.conformance._data import RESULT, make_ask, make_permission, note, requested
-
-
-class _Requested:
-    """The `events` callback of `create_unless_ended`: requested, then `turn_waiting`
-    when the turn was not waiting yet; records what the store told it."""
-
-    def __init__(self, interaction_id: str, turn_id: str, tool_call_id: str | None = None) -> None:
-        self.item = make_ask(interaction_id, turn_id=turn_id, tool_call_id=tool_call_id)
-        self.calls: list[tuple[int, bool]] = []
-
-    def __call__(self, position: int, turn_waiting: bool) -> Sequence[NewEvent]:
-        self.calls.append((position, turn_waiting))
-        chosen = [requested(self.item)]
-        if not turn_waiting:
-            chosen.append(note(self.item.session_id, self.item.turn_id))
-        return chosen
+from midturn.testing.conformance._data import RESULT, make_ask, make_permission
+from midturn.testing.conformance._queue import Chooser
 
 
 class TurnConformance:
@@ -60,7 +42,7 @@ class TurnConformance:
 
     async def test_create_unless_ended_writes_nothing_in_an_ended_turn(self, store: Store) -> None:
         await store.end_turn("s1", "t1", how="stopped")
-        chooser = _Requested("a1", "t1")
+        chooser = Chooser("a1", turn_id="t1")
         assert await store.create_unless_ended(chooser.item, chooser) is None
         assert await store.get_interaction("a1") is None
         assert await store.read_events() == []
@@ -69,11 +51,11 @@ class TurnConformance:
     async def test_create_unless_ended_in_an_ended_turn_returns_none_for_a_repeat_too(
         self, store: Store
     ) -> None:
-        first = _Requested("a1", "t1", tool_call_id="call-1")
+        first = Chooser("a1", turn_id="t1", tool_call_id="call-1")
         _, created, _ = await store.create_queued(first.item, first)
         assert created
         await store.end_turn("s1", "t1", how="stopped")
-        again = _Requested("a2", "t1", tool_call_id="call-1")
+        again = Chooser("a2", turn_id="t1", tool_call_id="call-1")
         assert await store.create_unless_ended(again.item, again) is None
         assert again.calls == []
         assert [item.id for item in await store.list_interactions()] == ["a1"]
@@ -83,18 +65,18 @@ class TurnConformance:
     ) -> None:
         await store.end_turn("s1", "t2", how="finished")  # another turn of the session
         await store.end_turn("s2", "t1", how="finished")  # the same turn id elsewhere
-        first = _Requested("a1", "t1")
+        first = Chooser("a1", turn_id="t1")
         made = await store.create_unless_ended(first.item, first)
         assert made is not None
         stored, created, appended = made
         assert created and stored.id == "a1"
         assert first.calls[-1] == (0, False)
         assert [event.type for event in appended] == ["user_question_requested", "turn_waiting"]
-        second = _Requested("a2", "t1")
+        second = Chooser("a2", turn_id="t1")
         made = await store.create_unless_ended(second.item, second)
         assert made is not None and made[1]
         assert second.calls[-1] == (1, True)
-        third = _Requested("a3", "t1")
+        third = Chooser("a3", turn_id="t1")
         assert await store.create_unless_ended(third.item, third) is not None
         assert await store.count_pending() == 3
 
