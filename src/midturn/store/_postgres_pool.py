@@ -43,44 +43,29 @@ class Connections:
         self._returning: set[asyncio.Future[Any]] = set()
 
     async def fetch(self, query: str, *args: object) -> Any:
-        connection = await self.take()
-        try:
-            rows = await connection.fetch(query, *args)
-        except BaseException:
-            await self.give_back(connection)
-            raise
-        self.give(connection)
-        return rows
+        return await self._statement("fetch", query, args)
 
     async def fetchrow(self, query: str, *args: object) -> Any:
-        connection = await self.take()
-        try:
-            row = await connection.fetchrow(query, *args)
-        except BaseException:
-            await self.give_back(connection)
-            raise
-        self.give(connection)
-        return row
+        return await self._statement("fetchrow", query, args)
 
     async def fetchval(self, query: str, *args: object) -> Any:
-        connection = await self.take()
-        try:
-            value = await connection.fetchval(query, *args)
-        except BaseException:
-            await self.give_back(connection)
-            raise
-        self.give(connection)
-        return value
+        return await self._statement("fetchval", query, args)
 
     async def execute(self, query: str, *args: object) -> Any:
+        return await self._statement("execute", query, args)
+
+    async def _statement(self, method: str, query: str, args: tuple[object, ...]) -> Any:
+        """One statement on a connection of its own (`method`: asyncpg's `fetch`,
+        `fetchrow`, `fetchval` or `execute`), given back at once when it ran to its end,
+        else through asyncpg's release."""
         connection = await self.take()
         try:
-            status = await connection.execute(query, *args)
+            result = await getattr(connection, method)(query, *args)
         except BaseException:
             await self.give_back(connection)
             raise
         self.give(connection)
-        return status
+        return result
 
     def acquire(self) -> _Checkout:
         """A connection for several statements (a transaction), as asyncpg's pool lends
