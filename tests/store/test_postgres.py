@@ -523,7 +523,7 @@ async def test_every_hot_path_is_served_by_an_index(url: str, name: str) -> None
 
 
 def _function_calls() -> dict[str, tuple[str, tuple[object, ...], tuple[str, ...]]]:
-    """The calls of migration 8's functions a park and a settle make (on `_MANY_ROWS`:
+    """The calls of migration 8's and 9's functions a park and a settle make (on `_MANY_ROWS`:
     `i10` is pending in session s10, turn t1, `i11` settled), with the indexes their
     statements must use."""
     ask = make_ask("new", session_id="s1", turn_id="t1", tool_call_id="call-new")
@@ -533,13 +533,19 @@ def _function_calls() -> dict[str, tuple[str, tuple[object, ...], tuple[str, ...
     by_call = "midturn_interactions_session_id_tool_call_id_key"
     by_turn = "midturn_interactions_pending_by_turn"
     queues = "midturn_queues_pkey"
-    park = (sql.PARK, (2, *interaction_columns(ask).values(), 0, False, *events, *tail))
+    columns = tuple(interaction_columns(ask).values())
+    park = (sql.PARK, (2, *columns, 0, False, False, *events, *tail))
     repeated = make_ask("again", session_id="s10", tool_call_id="call-10")
     return {
         "park": (*park, (by_call, queues, by_turn)),
+        "park unless its turn ended": (
+            sql.PARK,
+            (2, *columns, 0, False, True, *events, *tail),
+            ("midturn_turns_ended_pkey", by_call, queues, by_turn),
+        ),
         "park, a repeated tool call": (
             sql.PARK,
-            (2, *interaction_columns(repeated).values(), None, None, *events, *tail),
+            (2, *interaction_columns(repeated).values(), None, None, False, *events, *tail),
             (by_call,),
         ),
         "settle": (

@@ -95,6 +95,7 @@ from midturn.store._postgres_sql import (
     APPEND,
     CHANNEL,
     COUNT_PENDING,
+    END_TURN,
     FIND_BY_TOOL_CALL,
     GET,
     PARK,
@@ -120,6 +121,10 @@ T = TypeVar("T")
 
 class PostgresStore(PostgresOutbox, Store):
     """A store in a PostgreSQL database, safe to share between processes."""
+
+    park_sees_turn_end = True
+    """`midturn_park` reads the turn's end under the session's lock, which `end_turn`
+    takes too (migration 9): an end commits before the park's read or after its commit."""
 
     def __init__(self, url: str) -> None:
         super().__init__()
@@ -392,21 +397,37 @@ class PostgresStore(PostgresOutbox, Store):
     async def create_interaction(
         self, interaction: Interaction, events: Sequence[NewEvent] = ()
     ) -> tuple[Interaction, bool, tuple[Event, ...]]:
-        return await self._park(interaction, lambda _position, _waits: events, queued=False)
+        made = await self._park(interaction, lambda _position, _waits: events, queued=False)
+        assert made is not None
+        return made
 
     async def create_queued(
         self, interaction: Interaction, events: QueuedEvents
     ) -> tuple[Interaction, bool, tuple[Event, ...]]:
         """One call of `midturn_park` when the session's queue is the one this store
         expects (see the module's docstring), two when it is not."""
-        return await self._park(interaction, events, queued=True)
+        made = await self._park(interaction, events, queued=True)
+        assert made is not None
+        return made
+
+    async def create_unless_ended(
+        self, interaction: Interaction, events: QueuedEvents
+    ) -> tuple[Interaction, bool, tuple[Event, ...]] | None:
+        """`create_queued`, the turn's end read in the same call of `midturn_park`."""
+        return await self._park(interaction, events, queued=True, unless_ended=True)
 
     async def _park(
-        self, interaction: Interaction, events: QueuedEvents, *, queued: bool
-    ) -> tuple[Interaction, bool, tuple[Event, ...]]:
+        self,
+        interaction: Interaction,
+        events: QueuedEvents,
+        *,
+        queued: bool,
+        unless_ended: bool = False,
+    ) -> tuple[Interaction, bool, tuple[Event, ...]] | None:
         """`midturn_park` under the session's lock: with `queued`, its events chosen by
         `events` for the queue expected, and again for the queue found until the two
-        agree (each miss is another write of the session committed meanwhile)."""
+        agree (each miss is another write of the session committed meanwhile); with
+        `unless_ended`, nothing written (None) when the turn has ended."""
         pool = self._db()
         check_new_interaction(interaction)
         columns = tuple(interaction_columns(interaction).values())
@@ -419,7 +440,7 @@ class PostgresStore(PostgresOutbox, Store):
                 chosen = events(position, waits)
                 expected = (position, waits) if queued else (None, None)
                 row = await pool.fetchrow(
-                    PARK, key, *columns, *expected, *self._append_arguments(chosen)
+                    PARK, key, *columns, *expected, unless_ended, *self._append_arguments(chosen)
                 )
                 if row["outcome"] != "missed":
                     break
@@ -435,6 +456,8 @@ class PostgresStore(PostgresOutbox, Store):
             return interaction, True, appended
         if row["outcome"] == "existing":
             return load_interaction(row["existing"]), False, ()
+        if row["outcome"] == "ended":
+            return None
         return await self._not_created(interaction)
 
     async def _not_created(
@@ -604,20 +627,19 @@ class PostgresStore(PostgresOutbox, Store):
     async def end_turn(
         self, session_id: str, turn_id: str, *, how: str, at: datetime | None = None
     ) -> bool:
+        """Under the session's lock, as a park's read of the turn's end is: the end
+        commits before that read, or after the park's commit, and then the runtime's
+        list of the turn's pending interactions (a later statement) finds the park."""
         pool = self._db()
         if _unstorable(session_id, turn_id, how):
             raise UsageError("a session or turn id cannot hold a NUL character")
         inserted = await pool.fetchval(
-            """
-            INSERT INTO midturn_turns_ended (session_id, turn_id, how, ended_at)
-            VALUES ($1, $2, $3, $4)
-            ON CONFLICT DO NOTHING
-            RETURNING 1
-            """,
+            END_TURN,
             session_id,
             turn_id,
             how,
             sort_key_time(at or utcnow()),
+            self._session_key(session_id),
         )
         return inserted is not None
 

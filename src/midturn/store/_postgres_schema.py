@@ -446,6 +446,79 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        9,
+        "a park reads the turn's end under the session's lock",
+        (
+            # Migration 8's park with one more argument, `unless_ended`: when it holds
+            # and the turn has ended (`midturn_turns_ended`), nothing is written
+            # (`ended`, before the repeated tool call's read: an ended turn parks
+            # nothing, a repeat included). Read after the session's lock, as the queue
+            # is: ending a turn takes that lock too (the store's `end_turn`), so a turn
+            # ends either before this read, which sees it, or after this park's commit,
+            # and the end's list of the turn's pending interactions sees the park.
+            # Migration 8's function stays, for replicas not yet upgraded (they read the
+            # turn's end themselves, before and after their park).
+            """
+            CREATE FUNCTION midturn_park(
+                session_key bigint,
+                p_id text, p_kind text, p_session_id text, p_turn_id text,
+                p_tool_call_id text, p_status text, p_created_at text,
+                p_settled_at text, p_body text,
+                expected_position bigint, expected_waits boolean, unless_ended boolean,
+                types text[], sessions text[], turns text[], interactions text[],
+                bodies text[], append_key bigint, notify_suffix text,
+                OUT outcome text, OUT queue_position bigint, OUT turn_waits boolean,
+                OUT existing text, OUT event_ids bigint[]
+            )
+            LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+            BEGIN
+                PERFORM pg_advisory_xact_lock(session_key);
+                IF unless_ended AND EXISTS (
+                    SELECT 1 FROM midturn_turns_ended
+                    WHERE session_id = p_session_id AND turn_id = p_turn_id
+                ) THEN
+                    outcome := 'ended';
+                    RETURN;
+                END IF;
+                IF p_tool_call_id IS NOT NULL THEN
+                    SELECT body INTO existing FROM midturn_interactions
+                    WHERE session_id = p_session_id AND tool_call_id = p_tool_call_id;
+                    IF existing IS NOT NULL THEN
+                        outcome := 'existing';
+                        RETURN;
+                    END IF;
+                END IF;
+                SELECT coalesce(
+                    (SELECT pending FROM midturn_queues WHERE session_id = p_session_id), 0
+                ) INTO queue_position;
+                SELECT EXISTS (
+                    SELECT 1 FROM midturn_interactions
+                    WHERE session_id = p_session_id AND turn_id = p_turn_id
+                        AND status = 'pending'
+                ) INTO turn_waits;
+                IF expected_position IS NOT NULL AND (queue_position, turn_waits)
+                        IS DISTINCT FROM (expected_position, expected_waits) THEN
+                    outcome := 'missed';
+                    RETURN;
+                END IF;
+                INSERT INTO midturn_interactions (id, kind, session_id, turn_id,
+                    tool_call_id, status, created_at, settled_at, body)
+                VALUES (p_id, p_kind, p_session_id, p_turn_id, p_tool_call_id, p_status,
+                    p_created_at, p_settled_at, p_body)
+                ON CONFLICT DO NOTHING;
+                IF NOT FOUND THEN
+                    outcome := 'taken';
+                    RETURN;
+                END IF;
+                outcome := 'created';
+                event_ids := midturn_append(types, sessions, turns, interactions, bodies,
+                    NULL, false, append_key, notify_suffix);
+            END
+            $$
+            """,
+        ),
+    ),
 )
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "APPEND",
     "CHANNEL",
     "COUNT_PENDING",
+    "END_TURN",
     "FIND_BY_TOOL_CALL",
     "GET",
     "PARK",
@@ -35,13 +36,23 @@ __all__ = [
 CHANNEL = "midturn_events"  # the channel midturn_append notifies (migration 8)
 
 # The session's lock key, the nine columns of `interaction_columns`, the queue the events
-# were chosen for (position, whether the turn waits; NULL for any), then the events.
-# Returns `outcome` ('created', 'existing', 'missed' or 'taken'), the queue it found
-# (`queue_position`, `turn_waits`), the `existing` body of a repeated tool call and the
-# `event_ids` drawn.
+# were chosen for (position, whether the turn waits; NULL for any), whether an ended turn
+# parks nothing (migration 9), then the events. Returns `outcome` ('created', 'existing',
+# 'missed', 'taken' or 'ended'), the queue it found (`queue_position`, `turn_waits`), the
+# `existing` body of a repeated tool call and the `event_ids` drawn.
 PARK = """SELECT * FROM midturn_park(
-    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
+    $20
 )"""
+# The turn's end, under the session's lock (its key is $5), so that it commits before a
+# park's read of it or after that park's commit (migration 9).
+END_TURN = """
+WITH locked AS (SELECT pg_advisory_xact_lock($5))
+INSERT INTO midturn_turns_ended (session_id, turn_id, how, ended_at)
+SELECT $1::text, $2::text, $3::text, $4::text FROM locked
+ON CONFLICT DO NOTHING
+RETURNING 1
+"""
 # The session's lock key, the interaction's id, its new status, settled_at and body, its
 # session and turn, then the events. Returns `won`, the loser's `current_body`, and for
 # the winner `turn_waits` (another of the turn is pending), `session_pending` (left in the

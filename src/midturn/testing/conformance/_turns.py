@@ -57,7 +57,9 @@ class TurnConformance:
         await store.end_turn("s1", "t1", how="stopped")
         again = Chooser("a2", turn_id="t1", tool_call_id="call-1")
         assert await store.create_unless_ended(again.item, again) is None
-        assert again.calls == []
+        # its events may have been chosen (PostgreSQL chooses them for the one statement
+        # that finds the turn ended), never written
+        assert {event.interaction_id for event in await store.read_events()} <= {"a1", None}
         assert [item.id for item in await store.list_interactions()] == ["a1"]
 
     async def test_create_unless_ended_parks_as_create_queued_in_a_live_turn(
