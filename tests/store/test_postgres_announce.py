@@ -23,6 +23,8 @@ from midturn.testing.conformance._data import note
 
 pytest.importorskip("asyncpg")
 
+SAFETY_S = 20.0
+
 ASK = {
     "questions": [
         {
@@ -74,3 +76,39 @@ async def test_the_runtime_reads_none_of_its_own_events_back_from_the_log(
             await runtime.answer(parked.interaction.id, {"answers": {"q": "Yes"}})
             await asyncio.sleep(0.01)  # the log reader's turn
         assert reads == []
+
+
+async def test_a_write_returning_before_an_earlier_one_is_announced_after_it(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two writes in flight, the first to draw its ids the last to have its result (its
+    reply held here, as a backend preempted after its commit holds it): the listeners
+    hear of the second's ids only once the first has returned too, so the runtime,
+    which skips its own ids when it follows the log, never finds an id of its own it
+    has not been handed yet, and never reads its own events back."""
+    monkeypatch.setattr("midturn.store._postgres.NOTIFY_HOLD_S", 60.0)  # the cap, not hit
+    async with open_store(url) as store:
+        pool: Any = store._db()  # type: ignore[attr-defined]
+        statement = pool.fetchval
+        committed, reply = asyncio.Event(), asyncio.Event()
+
+        async def first_reply_held(query: str, *args: object) -> Any:
+            result = await statement(query, *args)
+            if not committed.is_set():
+                committed.set()
+                await reply.wait()
+            return result
+
+        monkeypatch.setattr(pool, "fetchval", first_reply_held)
+        heard: list[int] = []
+        store.add_listener(heard.append)
+        first = asyncio.ensure_future(store.append_events([note("s1")]))
+        await asyncio.wait_for(committed.wait(), SAFETY_S)
+        second = await store.append_events([note("s2")])
+        await asyncio.sleep(0.05)  # the notifications' turn (they are held too)
+        assert heard == [] and not first.done()
+        reply.set()
+        earlier = await asyncio.wait_for(first, SAFETY_S)
+        assert [event.id for event in (*earlier, *second)] == [1, 2]
+        await asyncio.sleep(0)
+        assert heard == [2]

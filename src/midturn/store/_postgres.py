@@ -46,8 +46,9 @@ How it stays correct with many processes:
   dedicated connection (`_postgres_listen.py`) and calls `notify_listeners(last id)` for the
   appends of other store objects — other replicas — in its schema. Its own appends it
   announces once their write has returned (and ignores when their notification comes
-  back; one that comes in while a write of its own runs waits for that write to end).
-  Listeners hear each id at most once, in increasing order.
+  back; one that comes in while writes of its own run waits for those writes to end),
+  and once every write in flight that may hold a lower id has returned too
+  (`_written`). Listeners hear each id at most once, in increasing order.
 """
 
 from __future__ import annotations
@@ -135,7 +136,16 @@ class PostgresStore(PostgresOutbox, Store):
         self._listener: Listener | None = None
         self._heard = 0
         self._opening = asyncio.Lock()
-        self._writing = 0
+        self._flying: set[int] = set()
+        """The writes of this store in flight (a number each, from `_writes`)."""
+        self._writes = 0
+        self._held: list[tuple[int, set[int]]] = []
+        """Ids not yet announced, each with the writes in flight it waits for (see
+        `_written`)."""
+        self._drawn: tuple[int, int] | None = None
+        """The first and last id a write drew, from `_appended` to `_written` (both in
+        the write's last step)."""
+        self._hold_timer: asyncio.TimerHandle | None = None
         self._held_back = 0
         self._unannounced = 0
         """The newest id this store appended (its listeners are told of it by
@@ -250,12 +260,13 @@ class PostgresStore(PostgresOutbox, Store):
             last_event_id = int(text_id)
         except ValueError:
             return  # not one of ours
-        if self._writing and last_event_id > self._held_back:
+        if last_event_id <= self._heard:
+            return  # announced already (this store's own, mostly)
+        if self._flying:
             # Perhaps a write of this store, whose caller has not had its ids yet (the
             # notification can come in before the statement's result): held back until
-            # a write ends, or `NOTIFY_HOLD_S` at most, as `_shielded` explains.
-            self._held_back = last_event_id
-            asyncio.get_running_loop().call_later(NOTIFY_HOLD_S, self._announce)
+            # the writes in flight now have ended, or `NOTIFY_HOLD_S` at most.
+            self._hold(last_event_id, set(self._flying))
             return
         self._heard_up_to(last_event_id)
 
@@ -288,12 +299,39 @@ class PostgresStore(PostgresOutbox, Store):
             event_from(new, event_id) for new, event_id in zip(events, ids, strict=True)
         )
         self._unannounced = max(self._unannounced, ids[-1])
+        self._drawn = (ids[0], ids[-1])
         return appended
 
     def _announce(self) -> None:
         """Tell the listeners of every event this store has appended, and of what a
-        notification held back (`_on_payload`) said."""
+        notification held back (`_on_payload`) said, whatever they wait for (after
+        `NOTIFY_HOLD_S`: a write in flight that long is stuck, not late)."""
+        self._held, self._hold_timer = [], None
         self._heard_up_to(max(self._unannounced, self._held_back))
+
+    def _hold(self, last_event_id: int, writes: set[int]) -> None:
+        """Announce `last_event_id` once `writes` have ended, or `NOTIFY_HOLD_S` after
+        the oldest id held now at most."""
+        self._held_back = max(self._held_back, last_event_id)
+        self._held.append((last_event_id, writes))
+        if self._hold_timer is None:
+            loop = asyncio.get_running_loop()
+            self._hold_timer = loop.call_later(NOTIFY_HOLD_S, self._announce)
+
+    def _release(self) -> None:
+        """Announce the newest held id below which no held id still waits for a write."""
+        ready = 0
+        waiting: list[tuple[int, set[int]]] = []
+        for last_event_id, writes in sorted(self._held, key=lambda held: held[0]):
+            if writes or waiting:
+                waiting.append((last_event_id, writes))
+            else:
+                ready = last_event_id
+        self._held = waiting
+        if not waiting and self._hold_timer is not None:
+            self._hold_timer.cancel()
+            self._hold_timer = None
+        self._heard_up_to(ready)
 
     async def _shielded(self, work: Callable[[], Awaitable[T]]) -> T:
         """`await work()`, shielded from the caller's cancellation: once sent, a statement
@@ -308,6 +346,9 @@ class PostgresStore(PostgresOutbox, Store):
         database, about once per round trip. (Not `asyncio.shield`: it hands the result
         on from the task's done callback, one turn of the event loop later.)"""
         handed: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._writes += 1
+        write = self._writes
+        self._flying.add(write)
 
         async def run() -> None:
             try:
@@ -322,17 +363,34 @@ class PostgresStore(PostgresOutbox, Store):
                 if not handed.done():
                     handed.set_result(result)
             finally:
-                self._written()
+                self._written(write)
 
-        self._writing += 1
         task = asyncio.ensure_future(run())
         task.add_done_callback(_retrieve)
         return await handed
 
-    def _written(self) -> None:
-        """A write has ended: announce what it (or anyone) appended meanwhile."""
-        self._writing -= 1
-        self._announce()
+    def _written(self, write: int) -> None:
+        """A write has ended: announce its ids, and what waited for it.
+
+        Its ids wait for the writes still in flight when they are below an id not yet
+        heard of: such a write may hold those ids, drawn before this write's and
+        committed, with its reply still on its way (its backend, preempted after the
+        commit, or a reply read a turn later). Told of this write's ids first, the
+        runtime's log reader would find those of the other write, not yet handed to
+        their caller, and read them back from the database (under a crowd, about every
+        second round trip). A write sent after this one returned draws ids above it, so
+        the wait ends with the writes in flight now."""
+        drawn, self._drawn = self._drawn, None
+        self._flying.discard(write)
+        for _, writes in self._held:
+            writes.discard(write)
+        if drawn is not None:
+            first, last = drawn
+            if first > self._heard + 1 and self._flying:
+                self._hold(last, set(self._flying))
+            else:
+                self._held.append((last, set()))
+        self._release()
 
     def _session_key(self, session_id: str) -> int:
         """The session lock's key, the same in every process (and in earlier versions,
