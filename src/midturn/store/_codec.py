@@ -44,6 +44,7 @@ __all__ = [
     "dump_interaction",
     "dump_session",
     "event_from",
+    "event_json",
     "interaction_columns",
     "interaction_data",
     "interaction_json",
@@ -261,6 +262,37 @@ def data_json(data: Any) -> bytes | None:
     return kept[1] if kept is not None and kept[0] is data else None
 
 
+_NEW_EVENT_JSON = TypeAdapter(NewEvent).serializer.to_json
+_DATA_JSON = TypeAdapter(dict[str, Any]).serializer.to_json
+_DATA = {"data"}
+
+
+def event_json(event: NewEvent) -> bytes:
+    """Compact JSON of an event: what `event.model_dump_json()` encodes (an `Event`'s id
+    last). The interaction a requested or a settle event carries is not dumped again:
+    when `data["interaction"]` is a dict `interaction_data` made (and still holds), its
+    JSON is the text that dict was parsed from, and the rest is dumped around it."""
+    data = event.data
+    inner = data.get("interaction")
+    body = None if inner is None else data_json(inner)
+    kind = type(event)
+    if body is None or next(iter(data)) != "interaction" or kind not in (Event, NewEvent):
+        whole: bytes = event.__pydantic_serializer__.to_json(event)
+        return whole
+    # `data` is the last field `NewEvent` declares: its fields before it, then the data
+    head = _NEW_EVENT_JSON(event, exclude=_DATA)[:-1] + b',"data":{"interaction":' + body
+    if len(data) == 1:
+        text = head + b"}"
+    elif len(data) == 2 and type(position := data.get("position")) is int:
+        text = head + b',"position":%d}' % position  # a requested event's
+    else:  # the other keys, in their order, as the field's own serializer writes them
+        rest = _DATA_JSON({key: value for key, value in data.items() if key != "interaction"})
+        text = head + b"," + rest[1:]
+    if kind is Event:
+        return text + b',"id":%d}' % event.__dict__["id"]
+    return text + b"}"
+
+
 def as_utc(moment: datetime) -> datetime:
     """`moment` comparable with any other: a naive datetime is taken to be UTC."""
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
@@ -367,7 +399,7 @@ def dump_event(new: NewEvent) -> str:
     """Compact JSON of an event without its id (the store assigns it). Refuses an event
     whose identifiers hold a NUL character."""
     check_events((new,))
-    return new.model_dump_json()
+    return event_json(new).decode()
 
 
 def load_event(event_id: int, body: str | bytes) -> Event:
