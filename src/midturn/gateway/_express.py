@@ -46,8 +46,9 @@ from midturn.gateway._accounting import EVERY_RESPONSE, account
 from midturn.gateway._auth import Principal, bearer_of
 from midturn.gateway._body_check import body_problem
 from midturn.gateway._errors import MAX_BODY_BYTES
+from midturn.gateway._protocol_state import OWN_HEAD
 from midturn.gateway._state import MAX_WAIT_S, GatewayState
-from midturn.gateway._views import AskIn
+from midturn.gateway._views import AskIn, ModelResponse
 
 __all__ = ["TELEMETRY_RECHECK_S", "ExpressLane", "Target"]
 
@@ -213,6 +214,8 @@ class ExpressLane:
                         "type": "http.response.start",
                         "status": status,
                         "headers": [*response.raw_headers, *EVERY_RESPONSE],
+                        # every header a constant or digits, built here and by the model's
+                        OWN_HEAD: type(response) is ModelResponse,
                     }
                 )
                 await send({"type": "http.response.body", "body": response.body})

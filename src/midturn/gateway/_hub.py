@@ -11,7 +11,8 @@ moment later: the hub waits up to `GAP_GRACE_S` for it before reading the log, s
 read is a store round trip during which no stream gets anything (under a crowd on
 PostgreSQL, 74–96 reads per 1,100 round trips).
 
-Each event is formatted as an SSE frame once, encoded, and those bytes are written as
+Each event is formatted as an SSE frame once (around the JSON its store already made of
+the interaction it carries), encoded, and those bytes are written as
 they are to every stream that wants it. A stream's buffer of frames not yet written is
 bounded in bytes (`buffer_bytes`): a stream that falls further behind (its client reads
 too slowly, or not at all) is dropped from the hub, its buffer freed; the stream then
@@ -30,6 +31,7 @@ from collections.abc import Callable
 from midturn.contract._interactions import Event
 from midturn.runtime import Runtime
 from midturn.store import Store
+from midturn.store._codec import event_json
 
 __all__ = ["DEFAULT_BUFFER_BYTES", "EventHub", "Subscriber", "format_event"]
 
@@ -42,8 +44,9 @@ GAP_GRACE_S = 0.05
 
 
 def format_event(event: Event) -> bytes:
-    """One SSE frame: `id`, `event` (the type) and the whole event as one JSON line."""
-    return f"id: {event.id}\nevent: {event.type}\ndata: {event.model_dump_json()}\n\n".encode()
+    """One SSE frame: `id`, `event` (the type) and the whole event as one JSON line (its
+    `model_dump_json()`, the interaction it carries not dumped again, `event_json`)."""
+    return b"id: %d\nevent: %s\ndata: %s\n\n" % (event.id, event.type.encode(), event_json(event))
 
 
 class Subscriber:

@@ -10,7 +10,9 @@ for oversized headers, else 400 (or 501) `invalid_http`. The connection still cl
 after it: its byte stream is no longer trustworthy.
 
 Each request's response is written with its head and body in one write when its length
-is declared (`_protocol_writes.py`).
+is declared (`_protocol_writes.py`). A head the gateway built itself (the express lane's,
+`OWN_HEAD`) goes to h11 as already checked: h11 matches every other response's headers
+against their grammar, a dozen headers and two regular expressions each.
 
 It also hands each request a way to abort its connection (`ABORT_CONNECTION` in the
 request's `scope["state"]`): an event stream whose client has read nothing for too long
@@ -27,11 +29,12 @@ import sys
 from typing import Any
 
 import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.flow_control import CLOSE_HEADER
+from uvicorn.protocols.http.h11_impl import STATUS_PHRASES, H11Protocol, RequestResponseCycle
 
 from midturn.errors import UsageError
 from midturn.gateway._http_refusal import PHRASES, refusal
-from midturn.gateway._protocol_state import connection_lost, connection_state
+from midturn.gateway._protocol_state import OWN_HEAD, connection_lost, connection_state
 from midturn.gateway._protocol_writes import HeadWithBody
 
 __all__ = ["JsonErrorsH11Protocol", "http_protocol"]
@@ -41,6 +44,36 @@ def _declares_length(cycle: Any, head: bytes) -> bool:
     """Whether the head h11 wrote declares the body's length, so the body's first write
     follows (not for a HEAD request, whose response has no body)."""
     return cycle.scope["method"] != "HEAD" and b"\ncontent-length:" in head.lower()
+
+
+class _OwnHeadCycle(RequestResponseCycle):
+    """uvicorn's h11 response cycle, except for a head whose message says the gateway
+    built it (`OWN_HEAD`): h11 gets it as parsed, so it does not match each header's
+    name and value against its grammar again (two regular expressions a header, a dozen
+    headers a response). Everything else about the head is what uvicorn does: its
+    default headers first, `connection: close` added when the request asked for it."""
+
+    async def send(self, message: Any) -> None:
+        if (
+            message["type"] != "http.response.start"
+            or not message.get(OWN_HEAD)
+            or self.response_started
+            or self.disconnected
+            or self.flow.write_paused
+            or self.access_log  # uvicorn's own line for the response: its path
+        ):
+            await super().send(message)
+            return
+        self.response_started = True
+        self.waiting_for_100_continue = False
+        status = message["status"]
+        headers = [*self.default_headers, *message["headers"]]
+        if CLOSE_HEADER in self.scope["headers"] and CLOSE_HEADER not in headers:
+            headers.append(CLOSE_HEADER)
+        head = h11.Response(
+            status_code=status, headers=headers, reason=STATUS_PHRASES[status], _parsed=True
+        )
+        self.transport.write(self.conn.send(event=head))
 
 
 class JsonErrorsH11Protocol(H11Protocol):
@@ -62,6 +95,8 @@ class JsonErrorsH11Protocol(H11Protocol):
         if self.cycle is not cycle and self.cycle is not None:  # a request began: its
             # cycle's task has not run yet, so it writes through this from the start
             self.cycle.transport = HeadWithBody(self.transport, self.cycle, _declares_length)  # type: ignore[assignment]
+            if type(self.cycle) is RequestResponseCycle:  # the same object, one method more
+                self.cycle.__class__ = _OwnHeadCycle
 
     def send_400_response(self, msg: str) -> None:
         # called by uvicorn while it handles h11's RemoteProtocolError: that is the

@@ -14,11 +14,18 @@ from typing import Any
 
 from midturn.gateway._http_refusal import ABORT_CONNECTION
 
-__all__ = ["CONNECTION_LOST", "connection_lost", "connection_state"]
+__all__ = ["CONNECTION_LOST", "OWN_HEAD", "connection_lost", "connection_state"]
 
 CONNECTION_LOST = "midturn.connection_lost"
 """The key, in a request's `scope["state"]`, of a future done once its connection is
 lost (the client went away, or the server closed it)."""
+
+
+OWN_HEAD = "midturn.own_head"
+"""A key an `http.response.start` message may carry (True) when the gateway built every
+header in it itself, each name and value a constant or digits: the h11 protocol then hands
+the head to h11 as already checked (`_protocol.py`), without its check of each header
+against its grammar. Any other server ignores the key."""
 
 
 def connection_state(app_state: dict[str, Any], transport: asyncio.Transport) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from midturn.contract._history import HistoryEntry
 from midturn.contract._interactions import Decision, Interaction, Risk
 from midturn.contract._models import AskResult, ToolOutput
 from midturn.contract._ports import Settled
+from midturn.store._codec import interaction_json
 
 __all__ = [
     "AnswerOut",
@@ -48,11 +49,28 @@ class ModelResponse(Response):
     def __init__(self, model: BaseModel, status_code: int = 200) -> None:
         self.status_code = status_code
         self.background = None
-        self.body = body = model.__pydantic_serializer__.to_json(model)
+        self.body = body = _json(model)
         self.raw_headers = [
             (b"content-length", str(len(body)).encode()),
             (b"content-type", b"application/json"),
         ]
+
+
+_ONE_INTERACTION: frozenset[type[BaseModel]] = frozenset()  # set below, once declared
+_INTERACTION = {"interaction"}
+
+
+def _json(model: BaseModel) -> bytes:
+    """The model's JSON. For an envelope of one interaction (declared first), the
+    interaction's part is the JSON its store made of the same values, when it is one of
+    the last few dumped (`interaction_json`): the same bytes, not dumped again."""
+    serializer = model.__pydantic_serializer__
+    if type(model) not in _ONE_INTERACTION:
+        whole: bytes = serializer.to_json(model)
+        return whole
+    rest: bytes = serializer.to_json(model, exclude=_INTERACTION)
+    interaction = interaction_json(model.interaction)  # type: ignore[attr-defined]
+    return b'{"interaction":' + interaction + (b"," + rest[1:] if len(rest) > 2 else b"}")
 
 
 class _In(BaseModel):
@@ -210,6 +228,9 @@ class InteractionList(BaseModel):
 
 class StopOut(BaseModel):
     cancelled: list[Interaction]
+
+
+_ONE_INTERACTION = frozenset({InteractionOut, AnswerOut, SettledOut})
 
 
 def interaction_out(settled: Settled, *, with_secrets: bool) -> InteractionOut:

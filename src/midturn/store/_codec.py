@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from operator import is_
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 from pydantic_core import from_json
 
 from midturn.contract._interactions import (
@@ -44,6 +44,7 @@ __all__ = [
     "dump_interaction",
     "dump_session",
     "event_from",
+    "event_json",
     "interaction_columns",
     "interaction_data",
     "interaction_json",
@@ -174,19 +175,24 @@ def settled_copy(
     return copy_interaction(current, update)
 
 
-_set = object.__setattr__
+# The setters of a model's four slots, taken from `BaseModel` once (as `built()` does):
+# calling them costs about half of `object.__setattr__` by name.
+_new = object.__new__  # `Interaction` defines no `__new__` of its own
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def copy_interaction(interaction: Interaction, update: dict[str, Any]) -> Interaction:
     """`interaction.model_copy(update=update)` for values the caller made valid: the same
     model, fields in the same order, without pydantic's generic copy (an `Interaction`
     has no extra fields and no private attributes to copy)."""
-    cls = type(interaction)
-    copied = cls.__new__(cls)
-    _set(copied, "__dict__", {**interaction.__dict__, **update})
-    _set(copied, "__pydantic_fields_set__", interaction.__pydantic_fields_set__ | update.keys())
-    _set(copied, "__pydantic_extra__", None)
-    _set(copied, "__pydantic_private__", None)
+    copied = _new(type(interaction))
+    _set_dict(copied, {**interaction.__dict__, **update})
+    _set_fields_set(copied, interaction.__pydantic_fields_set__ | update.keys())
+    _set_extra(copied, None)
+    _set_private(copied, None)
     return copied
 
 
@@ -254,6 +260,37 @@ def data_json(data: Any) -> bytes | None:
     few it made; None otherwise. (The caller must not have changed the dict since.)"""
     kept = _datas.get(id(data))
     return kept[1] if kept is not None and kept[0] is data else None
+
+
+_NEW_EVENT_JSON = TypeAdapter(NewEvent).serializer.to_json
+_DATA_JSON = TypeAdapter(dict[str, Any]).serializer.to_json
+_DATA = {"data"}
+
+
+def event_json(event: NewEvent) -> bytes:
+    """Compact JSON of an event: what `event.model_dump_json()` encodes (an `Event`'s id
+    last). The interaction a requested or a settle event carries is not dumped again:
+    when `data["interaction"]` is a dict `interaction_data` made (and still holds), its
+    JSON is the text that dict was parsed from, and the rest is dumped around it."""
+    data = event.data
+    inner = data.get("interaction")
+    body = None if inner is None else data_json(inner)
+    kind = type(event)
+    if body is None or next(iter(data)) != "interaction" or kind not in (Event, NewEvent):
+        whole: bytes = event.__pydantic_serializer__.to_json(event)
+        return whole
+    # `data` is the last field `NewEvent` declares: its fields before it, then the data
+    head = _NEW_EVENT_JSON(event, exclude=_DATA)[:-1] + b',"data":{"interaction":' + body
+    if len(data) == 1:
+        text = head + b"}"
+    elif len(data) == 2 and type(position := data.get("position")) is int:
+        text = head + b',"position":%d}' % position  # a requested event's
+    else:  # the other keys, in their order, as the field's own serializer writes them
+        rest = _DATA_JSON({key: value for key, value in data.items() if key != "interaction"})
+        text = head + b"," + rest[1:]
+    if kind is Event:
+        return text + b',"id":%d}' % event.__dict__["id"]
+    return text + b"}"
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -362,7 +399,7 @@ def dump_event(new: NewEvent) -> str:
     """Compact JSON of an event without its id (the store assigns it). Refuses an event
     whose identifiers hold a NUL character."""
     check_events((new,))
-    return new.model_dump_json()
+    return event_json(new).decode()
 
 
 def load_event(event_id: int, body: str | bytes) -> Event:
