@@ -590,3 +590,135 @@ async def test_the_wal_is_not_started_over_under_a_write_lock_held_elsewhere(
             other.close()
         await store.append_events([NewEvent(type="turn_waiting", session_id="s", turn_id="u")])
         assert len(await store.read_events(limit=10)) == 2
+
+
+# -- event ids: the largest id plus one, no sequence table -------------------------------
+
+
+def _turn_event(turn_id: str, interaction_id: str | None = None) -> NewEvent:
+    return NewEvent(
+        type="user_question_requested" if interaction_id else "turn_waiting",
+        session_id="s1",
+        turn_id=turn_id,
+        interaction_id=interaction_id,
+    )
+
+
+async def test_an_append_writes_no_sequence_row(tmp_path: Path) -> None:
+    """Event ids are the rowid (the largest id plus one): an append writes no
+    `sqlite_sequence` page beside the table's and its indexes' (one WAL frame fewer per
+    write). The table keeps no AUTOINCREMENT."""
+    file = tmp_path / "m.db"
+    async with open_store(f"sqlite:///{file}") as store:
+        appended = await store.append_events([_turn_event("t1"), _turn_event("t2")])
+    assert [event.id for event in appended] == [1, 2]
+    with sqlite3.connect(file) as db:
+        sql = db.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'midturn_events'"
+        ).fetchone()[0]
+        sequences = db.execute(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'"
+        ).fetchone()[0]
+        rows = db.execute("SELECT * FROM sqlite_sequence").fetchall() if sequences else []
+    db.close()
+    assert "AUTOINCREMENT" not in sql.upper()
+    assert rows == []
+
+
+async def test_event_ids_never_go_back_after_a_prune_or_a_failed_write(tmp_path: Path) -> None:
+    """Without AUTOINCREMENT a new id is the largest kept plus one: a prune never deletes
+    the newest event, and a write that fails rolls back before anyone could read its ids,
+    so every id handed out is still larger than every id handed out before it."""
+    async with open_store(f"sqlite:///{tmp_path / 'm.db'}") as store:
+        await store.create_interaction(pending_ask("i1"), [_turn_event("t1", "i1")])
+        await store.settle("i1", status="skipped", events=[_turn_event("t1", "i1")])
+        newest = (await store.append_events([_turn_event("t1")]))[-1].id
+        with pytest.raises(UsageError):  # a repeated id: its events roll back with it
+            await store.create_interaction(pending_ask("i1"), [_turn_event("t1", "i1")])
+        pruned = await store.prune(["i1"])
+        assert pruned.events == 2
+        assert await store.last_event_id() == newest
+        after = await store.append_events([_turn_event("t2")])
+    assert after[0].id == newest + 1
+
+
+def _events_rows(file: Path) -> list[tuple[object, ...]]:
+    with sqlite3.connect(file) as db:
+        rows = db.execute("SELECT * FROM midturn_events ORDER BY id").fetchall()
+    db.close()
+    return rows
+
+
+async def _file_with_autoincrement(url: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """A file at the schema before the event table's rebuild, with pruned events and the
+    outbox cursor moved: (its newest event id, the cursor)."""
+    before = next(n for n, m in enumerate(MIGRATIONS) if "sequence" in m.name)
+    with monkeypatch.context() as patch:
+        patch.setattr(_sqlite, "MIGRATIONS", MIGRATIONS[:before])
+        async with open_store(url) as old:
+            for n in range(3):
+                item = pending_ask(f"i{n}").model_copy(update={"turn_id": f"t{n}"})
+                await old.create_interaction(item, [_turn_event(item.turn_id, item.id)])
+                await old.append_events([_turn_event(item.turn_id)])
+                await old.settle(item.id, status="skipped", events=[_turn_event(f"t{n}", item.id)])
+            cursor = await old.last_event_id()
+            assert await old.enqueue_deliveries([], cursor=(0, cursor)) == 0
+            await old.prune(["i0", "i2"])
+            newest = await old.last_event_id()
+            assert await old.schema_version() == before
+    return newest, cursor
+
+
+async def test_a_file_with_autoincrement_keeps_its_events_ids_and_cursor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rebuild of the event table (migration 9) keeps every row under its id, the
+    indexes the reads use, and the outbox cursor; the next id follows the newest."""
+    file = tmp_path / "m.db"
+    url = f"sqlite:///{file}"
+    newest, cursor = await _file_with_autoincrement(url, monkeypatch)
+    rows = _events_rows(file)
+    assert len(rows) < newest  # the prune left gaps below the newest id
+
+    async with open_store(url) as store:
+        assert await store.schema_version() == len(MIGRATIONS)
+        assert _events_rows(file) == rows
+        assert await store.last_event_id() == newest
+        assert await store.outbox_cursor() == cursor
+        assert [e.id for e in await store.read_events(session_id="s1")] == [r[0] for r in rows]
+        appended = await store.append_events([_turn_event("t9"), _turn_event("t9")])
+        assert [event.id for event in appended] == [newest + 1, newest + 2]
+        pruned = await store.prune(["i1"])  # its two events and its turn's
+        assert pruned.events == 3
+    assert _indexes(file) >= {"midturn_events_by_session", "midturn_events_of_interaction"}
+    with sqlite3.connect(file) as db:
+        plan = db.execute(
+            "EXPLAIN QUERY PLAN SELECT id, body FROM midturn_events"
+            " WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
+            ("s1", 0, 10),
+        ).fetchall()
+        assert db.execute("SELECT * FROM sqlite_sequence").fetchall() == []
+    db.close()
+    assert "midturn_events_by_session" in str(plan)
+
+
+async def test_a_file_whose_newest_event_was_deleted_by_hand_is_not_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the newest event deleted outside midturn, the largest id left is below one
+    already handed out: the rebuild would hand that id out again, so the migration
+    refuses, says what to do, and leaves the file as it was."""
+    file = tmp_path / "m.db"
+    url = f"sqlite:///{file}"
+    newest, _ = await _file_with_autoincrement(url, monkeypatch)
+    with sqlite3.connect(file) as db:
+        db.execute("DELETE FROM midturn_events WHERE id = ?", (newest,))
+    db.close()
+    rows = _events_rows(file)
+
+    with pytest.raises(sqlite3.IntegrityError, match="sqlite_sequence"):
+        await open_store(url).open()
+    assert _events_rows(file) == rows
+    with sqlite3.connect(file) as db:
+        assert db.execute("SELECT seq FROM sqlite_sequence").fetchall() == [(newest,)]
+    db.close()

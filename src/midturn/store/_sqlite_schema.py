@@ -60,8 +60,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                 ON midturn_interactions (status, created_at, seq)
             """,
             "CREATE INDEX midturn_interactions_by_turn ON midturn_interactions (turn_id)",
-            # AUTOINCREMENT: ids only grow and are never reused, even after a rollback
-            # or the deletion of the newest row.
+            # AUTOINCREMENT: ids only grow and are never reused, even after the deletion
+            # of the newest row (migration 9 drops it: a prune keeps the newest row).
             """
             CREATE TABLE midturn_events (
                 id             INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -312,6 +312,58 @@ MIGRATIONS: tuple[Migration, ...] = (
             # and their NULL keys all went to the index's first leaf, one more page for
             # every write that appends one.
             "DROP INDEX midturn_events_by_interaction",
+            """
+            CREATE INDEX midturn_events_of_interaction
+                ON midturn_events (interaction_id) WHERE interaction_id IS NOT NULL
+            """,
+        ),
+    ),
+    Migration(
+        9,
+        "event ids without a sequence table",
+        (
+            # AUTOINCREMENT wrote `sqlite_sequence` on every append, one WAL frame of a
+            # dozen per park and per settle. Without it an id is the largest in the
+            # table plus one, which never goes back: a prune never deletes the newest
+            # event, and an append that rolls back takes its ids (never read by anyone)
+            # with it, as it took its `sqlite_sequence` update. Only a newest event
+            # deleted outside midturn leaves the sequence above the largest id; the
+            # rebuild would hand those ids out again, so it refuses.
+            """
+            CREATE TEMP TABLE midturn_event_ids (
+                gap INTEGER,
+                CONSTRAINT "the newest event ids were deleted outside midturn; to let them be
+ handed out again, run UPDATE sqlite_sequence SET seq = (SELECT max(id) FROM
+ midturn_events) WHERE name = 'midturn_events' and open the file again" CHECK (gap <= 0)
+            )
+            """,
+            """
+            INSERT INTO temp.midturn_event_ids (gap)
+            SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'midturn_events'), 0)
+                - coalesce((SELECT max(id) FROM midturn_events), 0)
+            """,
+            "DROP TABLE temp.midturn_event_ids",
+            """
+            CREATE TABLE midturn_events_rebuilt (
+                id             INTEGER PRIMARY KEY,
+                type           TEXT NOT NULL,
+                session_id     TEXT NOT NULL,
+                turn_id        TEXT NOT NULL,
+                interaction_id TEXT,
+                at             TEXT NOT NULL,
+                body           TEXT NOT NULL
+            )
+            """,
+            """
+            INSERT INTO midturn_events_rebuilt
+                (id, type, session_id, turn_id, interaction_id, at, body)
+            SELECT id, type, session_id, turn_id, interaction_id, at, body
+            FROM midturn_events ORDER BY id
+            """,
+            # Its indexes and its `sqlite_sequence` row go with it.
+            "DROP TABLE midturn_events",
+            "ALTER TABLE midturn_events_rebuilt RENAME TO midturn_events",
+            "CREATE INDEX midturn_events_by_session ON midturn_events (session_id, id)",
             """
             CREATE INDEX midturn_events_of_interaction
                 ON midturn_events (interaction_id) WHERE interaction_id IS NOT NULL
