@@ -391,8 +391,9 @@ def _hot_paths() -> dict[str, tuple[str, int, str]]:
 
     paths: dict[str, tuple[str, int, str]] = {
         "get": (_sqlite._BY_ID, 1, "sqlite_autoindex_midturn_interactions_1"),
-        "by tool call": (_sqlite._BY_TOOL_CALL, 2, "sqlite_autoindex_midturn_interactions_2"),
+        "by tool call": (_sqlite._BY_TOOL_CALL, 2, "midturn_interactions_by_tool_call"),
         "repeat and queue read (park)": (_sqlite._PARK_PROBE, 3, turn),
+        "repeat (park)": (_sqlite._PARK_PROBE, 3, "midturn_interactions_by_tool_call"),
         "row and turn still pending (settle)": (_sqlite._SETTLE_PROBE, 1, turn),
         "settle": (_sqlite._SETTLE, 4, "sqlite_autoindex_midturn_interactions_1"),
         "deadlines": (_sqlite._DEADLINES_FIRST, 1, "midturn_interactions_deadlines"),
@@ -477,6 +478,7 @@ async def test_a_file_from_before_the_leaner_indexes_keeps_its_rows_reachable(
         pruned = await store.prune(["i0"])
         assert (pruned.interactions, pruned.events) == (1, 1)
     assert _indexes(file) == {
+        "midturn_interactions_by_tool_call",
         "midturn_interactions_by_time",
         "midturn_interactions_by_session",
         "midturn_interactions_by_turn_status",
@@ -722,3 +724,90 @@ async def test_a_file_whose_newest_event_was_deleted_by_hand_is_not_rebuilt(
     with sqlite3.connect(file) as db:
         assert db.execute("SELECT seq FROM sqlite_sequence").fetchall() == [(newest,)]
     db.close()
+
+
+# -- asks without a tool call: no entry in the (session_id, tool_call_id) index ----------
+
+
+def _tool_call_indexes(file: Path) -> list[tuple[str, bool, bool]]:
+    """The indexes on `midturn_interactions (session_id, tool_call_id)`: (name, unique,
+    partial)."""
+    with sqlite3.connect(file) as db:
+        found = []
+        for _, name, unique, _, partial in db.execute("PRAGMA index_list(midturn_interactions)"):
+            columns = [row[2] for row in db.execute(f"PRAGMA index_info({name})")]
+            if columns == ["session_id", "tool_call_id"]:
+                found.append((name, bool(unique), bool(partial)))
+    db.close()
+    return found
+
+
+async def test_an_ask_without_a_tool_call_has_no_tool_call_index_entry(tmp_path: Path) -> None:
+    """Only asks with a tool call id are in the unique index of (session_id, tool_call_id)
+    (a partial index): one b-tree fewer, one WAL frame fewer, for a park without one."""
+    file = tmp_path / "m.db"
+    async with open_store(f"sqlite:///{file}"):
+        pass
+    assert _tool_call_indexes(file) == [("midturn_interactions_by_tool_call", True, True)]
+
+
+async def test_a_file_from_before_the_partial_tool_call_index_keeps_its_rows_and_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rebuild of the interactions table (migration 10) keeps every row and its seq,
+    the pending counts and the triggers that keep them, a repeated tool call's answer and
+    a repeated id's refusal."""
+    file = tmp_path / "m.db"
+    url = f"sqlite:///{file}"
+
+    def no_events(position: int, waiting: bool) -> list[NewEvent]:
+        return []
+
+    def ask(n: int, tool_call_id: str | None) -> Interaction:
+        return Interaction(
+            id=f"i{n}", kind="ask", session_id="s1", turn_id=f"t{n}", tool_call_id=tool_call_id
+        )
+
+    before = next(n for n, m in enumerate(MIGRATIONS) if "tool call" in m.name)
+    with monkeypatch.context() as patch:
+        patch.setattr(_sqlite, "MIGRATIONS", MIGRATIONS[:before])
+        async with open_store(url) as old:
+            for n, call in enumerate(("c0", None, None, "c3")):
+                await old.create_queued(ask(n, call), no_events)
+            await old.settle("i0", status="skipped")
+    with sqlite3.connect(file) as db:
+        rows = db.execute("SELECT * FROM midturn_interactions ORDER BY seq").fetchall()
+    db.close()
+    assert len(_tool_call_indexes(file)) == 1 and not _tool_call_indexes(file)[0][2]
+
+    positions: list[int] = []
+
+    def queued(position: int, waiting: bool) -> list[NewEvent]:
+        positions.append(position)
+        return []
+
+    async with open_store(url) as store:
+        assert await store.schema_version() == len(MIGRATIONS)
+        with sqlite3.connect(file) as db:
+            assert db.execute("SELECT * FROM midturn_interactions ORDER BY seq").fetchall() == rows
+        db.close()
+        assert await store.count_pending() == 3
+        _, created, _ = await store.create_queued(ask(9, "c3"), queued)
+        assert not created  # the repeated tool call found
+        with pytest.raises(UsageError, match="already exists"):
+            await store.create_queued(ask(1, None), queued)
+        await store.create_queued(ask(5, None), queued)
+        await store.settle("i1", status="skipped")
+        await store.create_queued(ask(6, "c6"), queued)
+        assert await store.count_pending() == 4
+        listed = await store.list_interactions(session_id="s1", status="pending")
+        assert [item.id for item in listed] == ["i2", "i3", "i5", "i6"]
+    assert positions == [3, 3, 3]  # the repeated id chose its events, then was refused
+    assert _tool_call_indexes(file) == [("midturn_interactions_by_tool_call", True, True)]
+    assert _indexes(file) >= {
+        "midturn_interactions_by_time",
+        "midturn_interactions_by_session",
+        "midturn_interactions_by_turn_status",
+        "midturn_interactions_pending_by_time",
+        "midturn_interactions_deadlines",
+    }

@@ -370,4 +370,95 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        10,
+        "only asks with a tool call in the tool call index",
+        (
+            # The table's UNIQUE (session_id, tool_call_id) put every row in its index,
+            # those without a tool call too (NULLs never conflict): one more b-tree page
+            # for every park without one (a gateway ask often has none). A constraint
+            # cannot be dropped, so the table is rebuilt with the same rows and seq, and
+            # a partial unique index takes its place (`tool_call_id = ?` implies the
+            # index's condition, so the lookups still use it). Its indexes and triggers
+            # go with the old table and are made again, as migrations 4, 7 and 8 left
+            # them; `midturn_queues` is untouched (the copy fires no trigger).
+            """
+            CREATE TABLE midturn_interactions_rebuilt (
+                seq          INTEGER PRIMARY KEY,
+                id           TEXT NOT NULL UNIQUE,
+                kind         TEXT NOT NULL CHECK (kind IN ('ask', 'permission')),
+                session_id   TEXT NOT NULL,
+                turn_id      TEXT NOT NULL,
+                tool_call_id TEXT,
+                status       TEXT NOT NULL,
+                created_at   TEXT NOT NULL,
+                settled_at   TEXT,
+                body         TEXT NOT NULL
+            )
+            """,
+            """
+            INSERT INTO midturn_interactions_rebuilt (seq, id, kind, session_id, turn_id,
+                tool_call_id, status, created_at, settled_at, body)
+            SELECT seq, id, kind, session_id, turn_id, tool_call_id, status, created_at,
+                settled_at, body
+            FROM midturn_interactions ORDER BY seq
+            """,
+            "DROP TABLE midturn_interactions",
+            "ALTER TABLE midturn_interactions_rebuilt RENAME TO midturn_interactions",
+            """
+            CREATE UNIQUE INDEX midturn_interactions_by_tool_call
+                ON midturn_interactions (session_id, tool_call_id) WHERE tool_call_id IS NOT NULL
+            """,
+            "CREATE INDEX midturn_interactions_by_time ON midturn_interactions (created_at, seq)",
+            """
+            CREATE INDEX midturn_interactions_by_session
+                ON midturn_interactions (session_id, created_at, seq)
+            """,
+            """
+            CREATE INDEX midturn_interactions_by_turn_status
+                ON midturn_interactions (session_id, turn_id, status)
+            """,
+            """
+            CREATE INDEX midturn_interactions_pending_by_time
+                ON midturn_interactions (created_at, seq) WHERE status = 'pending'
+            """,
+            """
+            CREATE INDEX midturn_interactions_deadlines
+                ON midturn_interactions (json_extract(body, '$.deadline'), id)
+                WHERE status = 'pending' AND json_extract(body, '$.deadline') IS NOT NULL
+            """,
+            """
+            CREATE TRIGGER midturn_count_inserted AFTER INSERT ON midturn_interactions
+            WHEN NEW.status = 'pending'
+            BEGIN
+                INSERT INTO midturn_queues (session_id, pending) VALUES (NEW.session_id, 1)
+                ON CONFLICT (session_id) DO UPDATE SET pending = pending + 1;
+            END
+            """,
+            """
+            CREATE TRIGGER midturn_count_updated
+            AFTER UPDATE OF status, session_id ON midturn_interactions
+            WHEN (OLD.status = 'pending') <> (NEW.status = 'pending')
+                OR (NEW.status = 'pending' AND OLD.session_id <> NEW.session_id)
+            BEGIN
+                DELETE FROM midturn_queues
+                WHERE OLD.status = 'pending' AND session_id = OLD.session_id AND pending <= 1;
+                UPDATE midturn_queues SET pending = pending - 1
+                WHERE OLD.status = 'pending' AND session_id = OLD.session_id;
+                INSERT INTO midturn_queues (session_id, pending)
+                SELECT NEW.session_id, 1 WHERE NEW.status = 'pending'
+                ON CONFLICT (session_id) DO UPDATE SET pending = pending + 1;
+            END
+            """,
+            """
+            CREATE TRIGGER midturn_count_deleted AFTER DELETE ON midturn_interactions
+            WHEN OLD.status = 'pending'
+            BEGIN
+                DELETE FROM midturn_queues WHERE session_id = OLD.session_id AND pending <= 1;
+                UPDATE midturn_queues SET pending = pending - 1
+                WHERE session_id = OLD.session_id;
+            END
+            """,
+        ),
+    ),
 )
