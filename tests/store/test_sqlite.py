@@ -391,8 +391,9 @@ def _hot_paths() -> dict[str, tuple[str, int, str]]:
 
     paths: dict[str, tuple[str, int, str]] = {
         "get": (_sqlite._BY_ID, 1, "sqlite_autoindex_midturn_interactions_1"),
-        "by tool call": (_sqlite._BY_TOOL_CALL, 2, "sqlite_autoindex_midturn_interactions_2"),
+        "by tool call": (_sqlite._BY_TOOL_CALL, 2, "midturn_interactions_by_tool_call"),
         "repeat and queue read (park)": (_sqlite._PARK_PROBE, 3, turn),
+        "repeat (park)": (_sqlite._PARK_PROBE, 3, "midturn_interactions_by_tool_call"),
         "row and turn still pending (settle)": (_sqlite._SETTLE_PROBE, 1, turn),
         "settle": (_sqlite._SETTLE, 4, "sqlite_autoindex_midturn_interactions_1"),
         "deadlines": (_sqlite._DEADLINES_FIRST, 1, "midturn_interactions_deadlines"),
@@ -477,6 +478,7 @@ async def test_a_file_from_before_the_leaner_indexes_keeps_its_rows_reachable(
         pruned = await store.prune(["i0"])
         assert (pruned.interactions, pruned.events) == (1, 1)
     assert _indexes(file) == {
+        "midturn_interactions_by_tool_call",
         "midturn_interactions_by_time",
         "midturn_interactions_by_session",
         "midturn_interactions_by_turn_status",
@@ -590,3 +592,222 @@ async def test_the_wal_is_not_started_over_under_a_write_lock_held_elsewhere(
             other.close()
         await store.append_events([NewEvent(type="turn_waiting", session_id="s", turn_id="u")])
         assert len(await store.read_events(limit=10)) == 2
+
+
+# -- event ids: the largest id plus one, no sequence table -------------------------------
+
+
+def _turn_event(turn_id: str, interaction_id: str | None = None) -> NewEvent:
+    return NewEvent(
+        type="user_question_requested" if interaction_id else "turn_waiting",
+        session_id="s1",
+        turn_id=turn_id,
+        interaction_id=interaction_id,
+    )
+
+
+async def test_an_append_writes_no_sequence_row(tmp_path: Path) -> None:
+    """Event ids are the rowid (the largest id plus one): an append writes no
+    `sqlite_sequence` page beside the table's and its indexes' (one WAL frame fewer per
+    write). The table keeps no AUTOINCREMENT."""
+    file = tmp_path / "m.db"
+    async with open_store(f"sqlite:///{file}") as store:
+        appended = await store.append_events([_turn_event("t1"), _turn_event("t2")])
+    assert [event.id for event in appended] == [1, 2]
+    with sqlite3.connect(file) as db:
+        sql = db.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'midturn_events'"
+        ).fetchone()[0]
+        sequences = db.execute(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'"
+        ).fetchone()[0]
+        rows = db.execute("SELECT * FROM sqlite_sequence").fetchall() if sequences else []
+    db.close()
+    assert "AUTOINCREMENT" not in sql.upper()
+    assert rows == []
+
+
+async def test_event_ids_never_go_back_after_a_prune_or_a_failed_write(tmp_path: Path) -> None:
+    """Without AUTOINCREMENT a new id is the largest kept plus one: a prune never deletes
+    the newest event, and a write that fails rolls back before anyone could read its ids,
+    so every id handed out is still larger than every id handed out before it."""
+    async with open_store(f"sqlite:///{tmp_path / 'm.db'}") as store:
+        await store.create_interaction(pending_ask("i1"), [_turn_event("t1", "i1")])
+        await store.settle("i1", status="skipped", events=[_turn_event("t1", "i1")])
+        newest = (await store.append_events([_turn_event("t1")]))[-1].id
+        with pytest.raises(UsageError):  # a repeated id: its events roll back with it
+            await store.create_interaction(pending_ask("i1"), [_turn_event("t1", "i1")])
+        pruned = await store.prune(["i1"])
+        assert pruned.events == 2
+        assert await store.last_event_id() == newest
+        after = await store.append_events([_turn_event("t2")])
+    assert after[0].id == newest + 1
+
+
+def _events_rows(file: Path) -> list[tuple[object, ...]]:
+    with sqlite3.connect(file) as db:
+        rows = db.execute("SELECT * FROM midturn_events ORDER BY id").fetchall()
+    db.close()
+    return rows
+
+
+async def _file_with_autoincrement(url: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """A file at the schema before the event table's rebuild, with pruned events and the
+    outbox cursor moved: (its newest event id, the cursor)."""
+    before = next(n for n, m in enumerate(MIGRATIONS) if "sequence" in m.name)
+    with monkeypatch.context() as patch:
+        patch.setattr(_sqlite, "MIGRATIONS", MIGRATIONS[:before])
+        async with open_store(url) as old:
+            for n in range(3):
+                item = pending_ask(f"i{n}").model_copy(update={"turn_id": f"t{n}"})
+                await old.create_interaction(item, [_turn_event(item.turn_id, item.id)])
+                await old.append_events([_turn_event(item.turn_id)])
+                await old.settle(item.id, status="skipped", events=[_turn_event(f"t{n}", item.id)])
+            cursor = await old.last_event_id()
+            assert await old.enqueue_deliveries([], cursor=(0, cursor)) == 0
+            await old.prune(["i0", "i2"])
+            newest = await old.last_event_id()
+            assert await old.schema_version() == before
+    return newest, cursor
+
+
+async def test_a_file_with_autoincrement_keeps_its_events_ids_and_cursor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rebuild of the event table (migration 9) keeps every row under its id, the
+    indexes the reads use, and the outbox cursor; the next id follows the newest."""
+    file = tmp_path / "m.db"
+    url = f"sqlite:///{file}"
+    newest, cursor = await _file_with_autoincrement(url, monkeypatch)
+    rows = _events_rows(file)
+    assert len(rows) < newest  # the prune left gaps below the newest id
+
+    async with open_store(url) as store:
+        assert await store.schema_version() == len(MIGRATIONS)
+        assert _events_rows(file) == rows
+        assert await store.last_event_id() == newest
+        assert await store.outbox_cursor() == cursor
+        assert [e.id for e in await store.read_events(session_id="s1")] == [r[0] for r in rows]
+        appended = await store.append_events([_turn_event("t9"), _turn_event("t9")])
+        assert [event.id for event in appended] == [newest + 1, newest + 2]
+        pruned = await store.prune(["i1"])  # its two events and its turn's
+        assert pruned.events == 3
+    assert _indexes(file) >= {"midturn_events_by_session", "midturn_events_of_interaction"}
+    with sqlite3.connect(file) as db:
+        plan = db.execute(
+            "EXPLAIN QUERY PLAN SELECT id, body FROM midturn_events"
+            " WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
+            ("s1", 0, 10),
+        ).fetchall()
+        assert db.execute("SELECT * FROM sqlite_sequence").fetchall() == []
+    db.close()
+    assert "midturn_events_by_session" in str(plan)
+
+
+async def test_a_file_whose_newest_event_was_deleted_by_hand_is_not_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the newest event deleted outside midturn, the largest id left is below one
+    already handed out: the rebuild would hand that id out again, so the migration
+    refuses, says what to do, and leaves the file as it was."""
+    file = tmp_path / "m.db"
+    url = f"sqlite:///{file}"
+    newest, _ = await _file_with_autoincrement(url, monkeypatch)
+    with sqlite3.connect(file) as db:
+        db.execute("DELETE FROM midturn_events WHERE id = ?", (newest,))
+    db.close()
+    rows = _events_rows(file)
+
+    with pytest.raises(sqlite3.IntegrityError, match="sqlite_sequence"):
+        await open_store(url).open()
+    assert _events_rows(file) == rows
+    with sqlite3.connect(file) as db:
+        assert db.execute("SELECT seq FROM sqlite_sequence").fetchall() == [(newest,)]
+    db.close()
+
+
+# -- asks without a tool call: no entry in the (session_id, tool_call_id) index ----------
+
+
+def _tool_call_indexes(file: Path) -> list[tuple[str, bool, bool]]:
+    """The indexes on `midturn_interactions (session_id, tool_call_id)`: (name, unique,
+    partial)."""
+    with sqlite3.connect(file) as db:
+        found = []
+        for _, name, unique, _, partial in db.execute("PRAGMA index_list(midturn_interactions)"):
+            columns = [row[2] for row in db.execute(f"PRAGMA index_info({name})")]
+            if columns == ["session_id", "tool_call_id"]:
+                found.append((name, bool(unique), bool(partial)))
+    db.close()
+    return found
+
+
+async def test_an_ask_without_a_tool_call_has_no_tool_call_index_entry(tmp_path: Path) -> None:
+    """Only asks with a tool call id are in the unique index of (session_id, tool_call_id)
+    (a partial index): one b-tree fewer, one WAL frame fewer, for a park without one."""
+    file = tmp_path / "m.db"
+    async with open_store(f"sqlite:///{file}"):
+        pass
+    assert _tool_call_indexes(file) == [("midturn_interactions_by_tool_call", True, True)]
+
+
+async def test_a_file_from_before_the_partial_tool_call_index_keeps_its_rows_and_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rebuild of the interactions table (migration 10) keeps every row and its seq,
+    the pending counts and the triggers that keep them, a repeated tool call's answer and
+    a repeated id's refusal."""
+    file = tmp_path / "m.db"
+    url = f"sqlite:///{file}"
+
+    def no_events(position: int, waiting: bool) -> list[NewEvent]:
+        return []
+
+    def ask(n: int, tool_call_id: str | None) -> Interaction:
+        return Interaction(
+            id=f"i{n}", kind="ask", session_id="s1", turn_id=f"t{n}", tool_call_id=tool_call_id
+        )
+
+    before = next(n for n, m in enumerate(MIGRATIONS) if "tool call" in m.name)
+    with monkeypatch.context() as patch:
+        patch.setattr(_sqlite, "MIGRATIONS", MIGRATIONS[:before])
+        async with open_store(url) as old:
+            for n, call in enumerate(("c0", None, None, "c3")):
+                await old.create_queued(ask(n, call), no_events)
+            await old.settle("i0", status="skipped")
+    with sqlite3.connect(file) as db:
+        rows = db.execute("SELECT * FROM midturn_interactions ORDER BY seq").fetchall()
+    db.close()
+    assert len(_tool_call_indexes(file)) == 1 and not _tool_call_indexes(file)[0][2]
+
+    positions: list[int] = []
+
+    def queued(position: int, waiting: bool) -> list[NewEvent]:
+        positions.append(position)
+        return []
+
+    async with open_store(url) as store:
+        assert await store.schema_version() == len(MIGRATIONS)
+        with sqlite3.connect(file) as db:
+            assert db.execute("SELECT * FROM midturn_interactions ORDER BY seq").fetchall() == rows
+        db.close()
+        assert await store.count_pending() == 3
+        _, created, _ = await store.create_queued(ask(9, "c3"), queued)
+        assert not created  # the repeated tool call found
+        with pytest.raises(UsageError, match="already exists"):
+            await store.create_queued(ask(1, None), queued)
+        await store.create_queued(ask(5, None), queued)
+        await store.settle("i1", status="skipped")
+        await store.create_queued(ask(6, "c6"), queued)
+        assert await store.count_pending() == 4
+        listed = await store.list_interactions(session_id="s1", status="pending")
+        assert [item.id for item in listed] == ["i2", "i3", "i5", "i6"]
+    assert positions == [3, 3, 3]  # the repeated id chose its events, then was refused
+    assert _tool_call_indexes(file) == [("midturn_interactions_by_tool_call", True, True)]
+    assert _indexes(file) >= {
+        "midturn_interactions_by_time",
+        "midturn_interactions_by_session",
+        "midturn_interactions_by_turn_status",
+        "midturn_interactions_pending_by_time",
+        "midturn_interactions_deadlines",
+    }

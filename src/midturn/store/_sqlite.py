@@ -722,7 +722,7 @@ def _create(
 
 def _insert_events(db: Db, events: Sequence[NewEvent], bodies: list[str]) -> tuple[Event, ...]:
     """Append `events`, up to `_EVENTS_PER_INSERT` rows per statement. Rows of one INSERT
-    take consecutive ids in their order (the write lock is held, and AUTOINCREMENT gives
+    take consecutive ids in their order (the write lock is held, and SQLite gives
     each the largest id so far plus one), so the last row's id gives every row's."""
     appended: list[Event] = []
     for start in range(0, len(events), _EVENTS_PER_INSERT):

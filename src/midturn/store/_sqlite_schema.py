@@ -60,8 +60,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                 ON midturn_interactions (status, created_at, seq)
             """,
             "CREATE INDEX midturn_interactions_by_turn ON midturn_interactions (turn_id)",
-            # AUTOINCREMENT: ids only grow and are never reused, even after a rollback
-            # or the deletion of the newest row.
+            # AUTOINCREMENT: ids only grow and are never reused, even after the deletion
+            # of the newest row (migration 9 drops it: a prune keeps the newest row).
             """
             CREATE TABLE midturn_events (
                 id             INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -315,6 +315,149 @@ MIGRATIONS: tuple[Migration, ...] = (
             """
             CREATE INDEX midturn_events_of_interaction
                 ON midturn_events (interaction_id) WHERE interaction_id IS NOT NULL
+            """,
+        ),
+    ),
+    Migration(
+        9,
+        "event ids without a sequence table",
+        (
+            # AUTOINCREMENT wrote `sqlite_sequence` on every append, one WAL frame of a
+            # dozen per park and per settle. Without it an id is the largest in the
+            # table plus one, which never goes back: a prune never deletes the newest
+            # event, and an append that rolls back takes its ids (never read by anyone)
+            # with it, as it took its `sqlite_sequence` update. Only a newest event
+            # deleted outside midturn leaves the sequence above the largest id; the
+            # rebuild would hand those ids out again, so it refuses.
+            """
+            CREATE TEMP TABLE midturn_event_ids (
+                gap INTEGER,
+                CONSTRAINT "the newest event ids were deleted outside midturn; to let them be
+ handed out again, run UPDATE sqlite_sequence SET seq = (SELECT max(id) FROM
+ midturn_events) WHERE name = 'midturn_events' and open the file again" CHECK (gap <= 0)
+            )
+            """,
+            """
+            INSERT INTO temp.midturn_event_ids (gap)
+            SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'midturn_events'), 0)
+                - coalesce((SELECT max(id) FROM midturn_events), 0)
+            """,
+            "DROP TABLE temp.midturn_event_ids",
+            """
+            CREATE TABLE midturn_events_rebuilt (
+                id             INTEGER PRIMARY KEY,
+                type           TEXT NOT NULL,
+                session_id     TEXT NOT NULL,
+                turn_id        TEXT NOT NULL,
+                interaction_id TEXT,
+                at             TEXT NOT NULL,
+                body           TEXT NOT NULL
+            )
+            """,
+            """
+            INSERT INTO midturn_events_rebuilt
+                (id, type, session_id, turn_id, interaction_id, at, body)
+            SELECT id, type, session_id, turn_id, interaction_id, at, body
+            FROM midturn_events ORDER BY id
+            """,
+            # Its indexes and its `sqlite_sequence` row go with it.
+            "DROP TABLE midturn_events",
+            "ALTER TABLE midturn_events_rebuilt RENAME TO midturn_events",
+            "CREATE INDEX midturn_events_by_session ON midturn_events (session_id, id)",
+            """
+            CREATE INDEX midturn_events_of_interaction
+                ON midturn_events (interaction_id) WHERE interaction_id IS NOT NULL
+            """,
+        ),
+    ),
+    Migration(
+        10,
+        "only asks with a tool call in the tool call index",
+        (
+            # The table's UNIQUE (session_id, tool_call_id) put every row in its index,
+            # those without a tool call too (NULLs never conflict): one more b-tree page
+            # for every park without one (a gateway ask often has none). A constraint
+            # cannot be dropped, so the table is rebuilt with the same rows and seq, and
+            # a partial unique index takes its place (`tool_call_id = ?` implies the
+            # index's condition, so the lookups still use it). Its indexes and triggers
+            # go with the old table and are made again, as migrations 4, 7 and 8 left
+            # them; `midturn_queues` is untouched (the copy fires no trigger).
+            """
+            CREATE TABLE midturn_interactions_rebuilt (
+                seq          INTEGER PRIMARY KEY,
+                id           TEXT NOT NULL UNIQUE,
+                kind         TEXT NOT NULL CHECK (kind IN ('ask', 'permission')),
+                session_id   TEXT NOT NULL,
+                turn_id      TEXT NOT NULL,
+                tool_call_id TEXT,
+                status       TEXT NOT NULL,
+                created_at   TEXT NOT NULL,
+                settled_at   TEXT,
+                body         TEXT NOT NULL
+            )
+            """,
+            """
+            INSERT INTO midturn_interactions_rebuilt (seq, id, kind, session_id, turn_id,
+                tool_call_id, status, created_at, settled_at, body)
+            SELECT seq, id, kind, session_id, turn_id, tool_call_id, status, created_at,
+                settled_at, body
+            FROM midturn_interactions ORDER BY seq
+            """,
+            "DROP TABLE midturn_interactions",
+            "ALTER TABLE midturn_interactions_rebuilt RENAME TO midturn_interactions",
+            """
+            CREATE UNIQUE INDEX midturn_interactions_by_tool_call
+                ON midturn_interactions (session_id, tool_call_id) WHERE tool_call_id IS NOT NULL
+            """,
+            "CREATE INDEX midturn_interactions_by_time ON midturn_interactions (created_at, seq)",
+            """
+            CREATE INDEX midturn_interactions_by_session
+                ON midturn_interactions (session_id, created_at, seq)
+            """,
+            """
+            CREATE INDEX midturn_interactions_by_turn_status
+                ON midturn_interactions (session_id, turn_id, status)
+            """,
+            """
+            CREATE INDEX midturn_interactions_pending_by_time
+                ON midturn_interactions (created_at, seq) WHERE status = 'pending'
+            """,
+            """
+            CREATE INDEX midturn_interactions_deadlines
+                ON midturn_interactions (json_extract(body, '$.deadline'), id)
+                WHERE status = 'pending' AND json_extract(body, '$.deadline') IS NOT NULL
+            """,
+            """
+            CREATE TRIGGER midturn_count_inserted AFTER INSERT ON midturn_interactions
+            WHEN NEW.status = 'pending'
+            BEGIN
+                INSERT INTO midturn_queues (session_id, pending) VALUES (NEW.session_id, 1)
+                ON CONFLICT (session_id) DO UPDATE SET pending = pending + 1;
+            END
+            """,
+            """
+            CREATE TRIGGER midturn_count_updated
+            AFTER UPDATE OF status, session_id ON midturn_interactions
+            WHEN (OLD.status = 'pending') <> (NEW.status = 'pending')
+                OR (NEW.status = 'pending' AND OLD.session_id <> NEW.session_id)
+            BEGIN
+                DELETE FROM midturn_queues
+                WHERE OLD.status = 'pending' AND session_id = OLD.session_id AND pending <= 1;
+                UPDATE midturn_queues SET pending = pending - 1
+                WHERE OLD.status = 'pending' AND session_id = OLD.session_id;
+                INSERT INTO midturn_queues (session_id, pending)
+                SELECT NEW.session_id, 1 WHERE NEW.status = 'pending'
+                ON CONFLICT (session_id) DO UPDATE SET pending = pending + 1;
+            END
+            """,
+            """
+            CREATE TRIGGER midturn_count_deleted AFTER DELETE ON midturn_interactions
+            WHEN OLD.status = 'pending'
+            BEGIN
+                DELETE FROM midturn_queues WHERE session_id = OLD.session_id AND pending <= 1;
+                UPDATE midturn_queues SET pending = pending - 1
+                WHERE session_id = OLD.session_id;
+            END
             """,
         ),
     ),
