@@ -278,8 +278,9 @@ class Runtime:
             interaction = Interaction(**fields)
         if self.interactive and not is_own_turn(turn_id):
             # The turn's end is read in the park's own transaction (`park_unless_ended`),
-            # and once more after it only when the store cannot read it there.
-            parked = await self._parking.park_unless_ended(interaction)
+            # and once more after it only when the store cannot read it there. Nothing was
+            # awaited since `now`: the stamp stands when the session's lock is free.
+            parked = await self._parking.park_unless_ended(interaction, fresh=True)
             if parked is None:
                 return await self._cancelled_at_once(interaction, ask)
             stored, created = parked
