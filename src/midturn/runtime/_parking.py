@@ -260,7 +260,8 @@ class Parking:
         finally:
             self._locks.release(session_id)
         self._keep(stored)
-        self._own.update(event.id for event in appended)
+        for event in appended:
+            self._own.add(event.id)
         if created:
             log.debug(
                 "parked %s %s (session %s, turn %s)",
@@ -335,7 +336,8 @@ class Parking:
         finally:
             self._locks.release(session_id)
         self._keep(outcome.interaction)
-        self._own.update(event.id for event in outcome.events)
+        for event in outcome.events:
+            self._own.add(event.id)
         if outcome.won:
             log.debug("settled %s %s as %s by %s", current.kind, current.id, status, by)
             self.deadlines.drop(current.id)
