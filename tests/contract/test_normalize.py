@@ -213,3 +213,27 @@ def test_options_left_after_dropping_repeats_say_so() -> None:
     assert caught.value.problems[0].message.startswith(
         "1 option left after dropping 'Other', which the client adds itself and 2 repeated labels;"
     )
+
+
+@pytest.mark.parametrize(
+    ("label", "escape"),
+    [
+        ("Other", True),
+        ("OTHERS", True),
+        ("skip", True),
+        ("Either", True),
+        ("UNSURE", True),
+        ("Unsure2", False),
+        ("Otherwise", False),
+        ("PostgreSQL", False),
+        ("S3", False),
+        ("Other:", True),
+        ("Skip!", True),
+        ("Don't", False),
+    ],
+)
+def test_a_one_word_label_is_an_escape_whatever_its_case(label: str, escape: bool) -> None:
+    """A label of letters and digits only is compared as it is, lower-cased (nothing in it
+    to fold or translate); one with punctuation goes the long way; both agree."""
+    ask = one({"question": "Which one?", "options": [label, "Keep it", "Change it"]})
+    assert (labels(ask) == ["Keep it", "Change it"]) is escape

@@ -101,3 +101,24 @@ async def test_asks_parked_at_once_queue_in_order_and_a_cancelled_one_frees_the_
     requested = [e for e in await all_events(runtime, "s1") if e.type == "user_question_requested"]
     assert [e.data["position"] for e in requested] == list(range(len(queue)))
     assert len(queue) == len(parked) + 1
+
+
+async def test_asks_of_a_turn_made_together_are_stamped_in_queue_order(runtime: Runtime) -> None:
+    """An ask keeps the moment it was made as its `created_at` only when the session's
+    lock is free as it parks; one that waited for the lock is stamped again once it holds
+    it. Either way the stamps run in queue order, each its requested event's moment."""
+    tasks = [
+        asyncio.create_task(runtime.ask("s1", ASK, turn_id="t1", tool_call_id=f"c{n}"))
+        for n in range(12)
+    ]
+    parked = [interaction for interaction, _ in [await within(task) for task in tasks]]
+    queue = await runtime.queue("s1")
+    assert sorted(item.id for item in queue) == sorted(item.id for item in parked)
+    stamps = [item.created_at for item in queue]
+    assert stamps == sorted(stamps)
+    requested = [e for e in await all_events(runtime, "s1") if e.type == "user_question_requested"]
+    assert [e.interaction_id for e in requested] == [item.id for item in queue]
+    assert [e.at for e in requested] == stamps
+    assert [e.data["interaction"]["created_at"] for e in requested] == [
+        item.model_dump(mode="json")["created_at"] for item in queue
+    ]

@@ -7,10 +7,13 @@ import gc
 import json
 import tracemalloc
 
+import pytest
+from pydantic import ValidationError
+
 from midturn.contract._interactions import Interaction, NewEvent
 from midturn.contract._models import Ask, Option, Question
 from midturn.store import open_store
-from midturn.store._base import Store
+from midturn.store._base import Settle, Store
 
 ASK = Ask(
     questions=(
@@ -233,3 +236,20 @@ async def test_a_parked_and_settled_ask_leaves_one_object_for_the_collector() ->
         kept = len(gc.get_objects()) - before
         assert len(await store.read_events(limit=10_000)) == 800 * 3
     assert kept <= 500 * 1.1  # was 500 * 4: a row object per event too
+
+
+async def test_a_settle_comes_back_as_the_model_a_validated_one_equals() -> None:
+    """The store builds its `Settle` without validating its own values again: the winner's
+    and the loser's are still the frozen models, equal to ones validated field by field."""
+    item = Interaction(id="ask-settle", kind="ask", session_id="s", turn_id="t", ask=ASK)
+    async with open_store("memory://") as store:
+        await store.create_interaction(item)
+        resumed = NewEvent(type="turn_resumed", session_id="s", turn_id="t")
+        won = await store.settle(item.id, status="cancelled", events=[resumed])
+        lost = await store.settle(item.id, status="skipped")
+    assert won == Settle(interaction=won.interaction, won=True, events=won.events)
+    assert won.won and len(won.events) == 1 and won.interaction.status == "cancelled"
+    assert lost == Settle(interaction=won.interaction, won=False)
+    assert lost.events == () and lost.model_fields_set == {"interaction", "won", "events"}
+    with pytest.raises(ValidationError):
+        won.won = False  # type: ignore[misc]

@@ -31,6 +31,7 @@ _DEFAULT_LIMITS = Limits()
 _SKIP_KEYS = ("skip", "skipped", "dismiss")
 _SELECTED_KEYS = ("selected", "labels")
 _TEXT_KEYS = ("text", "other")
+_VALUE_KEYS = frozenset({*_SELECTED_KEYS, *_TEXT_KEYS})
 _SKIP_STATUSES = frozenset({"skip", "skipped", "dismissed", "cancelled", "timeout", "timed_out"})
 _UNSET: Any = object()
 _EMPTY = (
@@ -117,7 +118,7 @@ class _Reader:
         if (
             len(self.ask.questions) == 1
             and keys
-            and keys <= {*_SELECTED_KEYS, *_TEXT_KEYS}
+            and keys <= _VALUE_KEYS
             and not any(self._find(key) for key in keys)
         ):
             return self.bare(payload)

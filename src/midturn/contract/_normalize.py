@@ -118,6 +118,8 @@ _ALTERNATIVES = re.compile(r"/|\bor\b|\|", re.IGNORECASE)
 def _plain(text: str) -> str:
     """Lower case, apostrophes removed, punctuation turned into spaces, spaces folded."""
     if text.isascii():
+        if text.isalnum():  # one word of letters and digits: nothing to translate or fold
+            return text.lower()
         return " ".join(text.casefold().translate(_ASCII_PUNCTUATION).split())
     text = unicodedata.normalize("NFKC", text).casefold().replace("'", "").replace("’", "")
     return " ".join("".join(ch if ch.isalnum() or ch.isspace() else " " for ch in text).split())

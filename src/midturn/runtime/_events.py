@@ -54,14 +54,14 @@ _PAGE = 1000
 _event = new_event  # fields the runtime built itself: valid by construction
 
 
-def _dump(interaction: Interaction) -> dict[str, Any]:
-    # parsed from the JSON the store writes for the same interaction, made once
-    return interaction_data(interaction)
+# parsed from the JSON the store writes for the same interaction, made once (the
+# function itself, not a wrapper: a frame fewer on every park and settle)
+_dump = interaction_data
 
 
 def requested_data(interaction: Interaction) -> dict[str, Any]:
     """The JSON form of `interaction`, for its requested event."""
-    return _dump(interaction)
+    return interaction_data(interaction)
 
 
 def requested_event(

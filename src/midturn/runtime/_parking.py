@@ -212,27 +212,36 @@ class Parking:
         assert parked is not None
         return parked
 
-    async def park_unless_ended(self, interaction: Interaction) -> tuple[Interaction, bool] | None:
+    async def park_unless_ended(
+        self, interaction: Interaction, *, fresh: bool = False
+    ) -> tuple[Interaction, bool] | None:
         """`park`, unless the interaction's turn has ended: then nothing is written and
         None is returned. The store reads the turn's end in its park (one transaction on
-        SQLite and in memory: `Store.park_sees_turn_end`)."""
-        return await self._park(interaction, announce=True, unless_ended=True)
+        SQLite and in memory: `Store.park_sees_turn_end`).
+
+        `fresh=True` says the caller stamped `created_at` (and the deadline from it) with
+        nothing awaited since: when the session's lock is free that stamp is already in
+        queue order (every park before it stamped and released the lock earlier), so it
+        stands; otherwise the interaction is stamped again under the lock, as always."""
+        return await self._park(interaction, announce=True, unless_ended=True, fresh=fresh)
 
     async def _park(
-        self, interaction: Interaction, *, announce: bool, unless_ended: bool
+        self, interaction: Interaction, *, announce: bool, unless_ended: bool, fresh: bool = False
     ) -> tuple[Interaction, bool] | None:
         session_id = interaction.session_id
         if not self._locks.take(session_id):  # this process's changes to a session queue up
             await self._locks.wait(session_id)
+            fresh = False  # others may have parked since the caller's stamp
         try:
             # The store is idempotent by (session_id, tool_call_id): a repeat writes nothing.
             # Stamped under the lock, so creation order is queue order
             # (docs/runtime.md#one-queue-per-session).
-            now = utcnow()
-            stamp: dict[str, datetime] = {"created_at": now}
-            if interaction.deadline is not None:
-                stamp["deadline"] = now + (interaction.deadline - interaction.created_at)
-            interaction = copy_interaction(interaction, stamp)
+            if not fresh:
+                now = utcnow()
+                stamp: dict[str, datetime] = {"created_at": now}
+                if interaction.deadline is not None:
+                    stamp["deadline"] = now + (interaction.deadline - interaction.created_at)
+                interaction = copy_interaction(interaction, stamp)
             if unless_ended:
                 made = await self.store.create_unless_ended(
                     interaction, _RequestedEvents(interaction)
@@ -251,7 +260,8 @@ class Parking:
         finally:
             self._locks.release(session_id)
         self._keep(stored)
-        self._own.update(event.id for event in appended)
+        for event in appended:
+            self._own.add(event.id)
         if created:
             log.debug(
                 "parked %s %s (session %s, turn %s)",
@@ -326,7 +336,8 @@ class Parking:
         finally:
             self._locks.release(session_id)
         self._keep(outcome.interaction)
-        self._own.update(event.id for event in outcome.events)
+        for event in outcome.events:
+            self._own.add(event.id)
         if outcome.won:
             log.debug("settled %s %s as %s by %s", current.kind, current.id, status, by)
             self.deadlines.drop(current.id)

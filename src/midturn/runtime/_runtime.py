@@ -10,8 +10,9 @@ Nothing here knows about HTTP. The work is done in small modules beside this one
 
 from __future__ import annotations
 
-import secrets
+import os
 import time
+from binascii import b2a_base64
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -98,9 +99,14 @@ def _context(value: ContextInput | None) -> InteractionContext | None:
         ) from None
 
 
+_URL_SAFE = bytes.maketrans(b"+/", b"-_")
+
+
 def new_interaction_id() -> str:
-    """An unguessable id: 128 random bits."""
-    return "ia_" + secrets.token_urlsafe(16)
+    """An unguessable id: 128 random bits from the system's source, as URL-safe base64
+    without padding (what `secrets.token_urlsafe(16)` gives, without its four calls of
+    Python around `os.urandom` and the encoding)."""
+    return "ia_" + b2a_base64(os.urandom(16), newline=False)[:22].translate(_URL_SAFE).decode()
 
 
 def _turn_of(turn_id: str | None, interaction_id: str) -> str:
@@ -278,8 +284,9 @@ class Runtime:
             interaction = Interaction(**fields)
         if self.interactive and not is_own_turn(turn_id):
             # The turn's end is read in the park's own transaction (`park_unless_ended`),
-            # and once more after it only when the store cannot read it there.
-            parked = await self._parking.park_unless_ended(interaction)
+            # and once more after it only when the store cannot read it there. Nothing was
+            # awaited since `now`: the stamp stands when the session's lock is free.
+            parked = await self._parking.park_unless_ended(interaction, fresh=True)
             if parked is None:
                 return await self._cancelled_at_once(interaction, ask)
             stored, created = parked

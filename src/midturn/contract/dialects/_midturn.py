@@ -75,7 +75,9 @@ class MidturnDialect(Dialect):
         return built(
             ToolOutput,
             text=canonical_text(result),
-            data=result.model_dump(mode="json"),
+            # the model's own serializer, not `model_dump`'s wrapper around it (a fifth of
+            # the dump's cost, for the same dict)
+            data=type(result).__pydantic_serializer__.to_python(result, mode="json"),
             is_error=False,
         )
 
