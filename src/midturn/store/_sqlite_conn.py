@@ -19,8 +19,8 @@ caller gets its result, and its `done` runs, only once that COMMIT has succeeded
 the COMMIT fails every write of the batch fails with it. Nothing waits to gather a batch:
 a lone write commits in the next loop iteration. A shared transaction pays BEGIN and
 COMMIT once, and each page its writes touch is one WAL frame, not one per write. A read
-that comes while a batch is open waits for its COMMIT (it would otherwise see rows that
-are not yet committed, and might never be).
+that comes while a batch is open runs right after its COMMIT, before the writes of any
+later batch (inside it, it would see rows not yet committed, which might never be).
 
 Writes commit with `synchronous = NORMAL` in WAL mode: no fsync on commit. The fsyncs
 happen when the WAL is copied back into the database (a checkpoint), which SQLite would
@@ -92,12 +92,13 @@ def transaction(db: Db, operation: Callable[[Db], T]) -> T:
 
 class _Batch:
     """The writes sharing the transaction open on the loop's thread (see the module
-    doc): what to call once it commits, and how it ended."""
+    doc): what to call once it commits, the reads waiting for it, and how it ended."""
 
-    __slots__ = ("dones", "error", "finished", "waiter")
+    __slots__ = ("dones", "error", "finished", "reads", "waiter")
 
     def __init__(self) -> None:
         self.dones: list[Callable[[], None]] = []
+        self.reads: list[tuple[Callable[[Db], Any], asyncio.Future[Any]]] = []
         self.finished = False
         self.error: BaseException | None = None  # why the batch failed
         self.waiter: asyncio.Future[None] | None = None  # for a read that waits
@@ -119,6 +120,18 @@ class _Batch:
             copy.__cause__ = error
             return copy
         return error
+
+
+def _pass_on(future: asyncio.Future[Any], done: asyncio.Future[Any]) -> None:
+    """Settle `future` as `done` ended (unless its caller gave up on it)."""
+    if future.done():
+        return
+    if done.cancelled():
+        future.cancel()
+    elif done.exception() is not None:
+        future.set_exception(done.exception())  # type: ignore[arg-type]
+    else:
+        future.set_result(done.result())
 
 
 class Connection:
@@ -172,26 +185,46 @@ class Connection:
 
     # -- running operations ------------------------------------------------------------
 
-    async def run(self, operation: Callable[[Db], T], done: Callable[[T], None] | None = None) -> T:
+    async def run(self, operation: Callable[[Db], T]) -> T:
         """`operation(db)`, at once when it can finish without waiting, else on the
-        worker thread. `done(result)` is called once it has succeeded, even if the
-        caller was cancelled meanwhile (the operation is never undone). It waits for the
-        COMMIT of an open batch of writes first."""
-        while self._batch is not None:
-            await self._batch.wait()
+        worker thread. While a batch of writes is open it runs right after its COMMIT
+        (or its failure), before any later write."""
+        batch = self._batch
+        if batch is not None:
+            future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+            batch.reads.append((operation, future))
+            return await future
+        if self._lock.acquire(blocking=False):
+            try:
+                return operation(self.db)
+            except sqlite3.OperationalError as error:
+                if not _busy(error):
+                    raise
+            finally:
+                self._lock.release()
+        return await self._on_worker(operation, None)
+
+    def _read(self, operation: Callable[[Db], Any], future: asyncio.Future[Any]) -> None:
+        """A read that waited for a batch: at once when it can be, else on the worker."""
+        if future.done():  # its caller was cancelled
+            return
         if self._lock.acquire(blocking=False):
             try:
                 result = operation(self.db)
             except sqlite3.OperationalError as error:
                 if not _busy(error):
-                    raise
+                    future.set_exception(error)
+                    return
+            except Exception as error:
+                future.set_exception(error)
+                return
             else:
-                if done is not None:
-                    done(result)
-                return result
+                future.set_result(result)
+                return
             finally:
                 self._lock.release()
-        return await self._on_worker(operation, done)
+        worker = asyncio.ensure_future(self._on_worker(operation, None))
+        worker.add_done_callback(functools.partial(_pass_on, future))
 
     async def write(
         self, operation: Callable[[Db], T], done: Callable[[T], None] | None = None
@@ -289,6 +322,8 @@ class Connection:
             self._lock.release()
         if batch.waiter is not None and not batch.waiter.done():
             batch.waiter.set_result(None)
+        for operation, future in batch.reads:  # before any write of a later batch
+            self._read(operation, future)
 
     async def _on_worker(self, operation: Callable[[Db], T], done: Callable[[T], None] | None) -> T:
         """`operation` on the worker thread, which waits for the database lock."""
