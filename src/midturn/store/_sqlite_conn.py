@@ -16,8 +16,9 @@ its COMMIT with `call_soon`, the writes that come before that callback runs (oth
 requests of the same iteration, under concurrency) each run inside a SAVEPOINT of their
 own, so a failing one rolls back only itself, and the COMMIT then ends them all. Each
 caller gets its result, and its `done` runs, only once that COMMIT has succeeded; when
-the COMMIT fails every write of the batch fails with it. Nothing waits to gather a batch:
-a lone write commits in the next loop iteration. A shared transaction pays BEGIN and
+the COMMIT fails, every write of the batch fails with it. Nothing waits to gather a batch:
+a write commits in the loop's next turn, or at once when nothing else is ready to run
+before that turn (then no other write could join it). A shared transaction pays BEGIN and
 COMMIT once, and each page its writes touch is one WAL frame, not one per write. A read
 that comes while a batch is open runs right after its COMMIT, before the writes of any
 later batch (inside it, it would see rows not yet committed, which might never be).
@@ -120,6 +121,15 @@ class _Batch:
             copy.__cause__ = error
             return copy
         return error
+
+
+def _company_possible(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether another write could join a batch opened now. asyncio runs a COMMIT
+    scheduled now before the callbacks of the loop's next poll, so only those already
+    waiting to run (its `_ready` queue) could write first; with none, a batch would
+    only cost its writer a loop turn. A loop without that queue (uvloop) may always."""
+    ready = getattr(loop, "_ready", None)
+    return ready is None or len(ready) > 0
 
 
 def _pass_on(future: asyncio.Future[Any], done: asyncio.Future[Any]) -> None:
@@ -247,8 +257,14 @@ class Connection:
             except BaseException:
                 self._lock.release()
                 raise
+            loop = asyncio.get_running_loop()
+            if not _company_possible(loop):
+                self._commit_alone()
+                if done is not None:
+                    done(result)
+                return result
             batch = self._batch = _Batch()
-            asyncio.get_running_loop().call_soon(self._commit, batch)
+            loop.call_soon(self._commit, batch)
         else:
             return await self._patiently(operation, done)
         if done is not None:
@@ -276,6 +292,18 @@ class Connection:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
+
+    def _commit_alone(self) -> None:
+        """COMMIT a write that no other can join (the lock is held: released here)."""
+        db = self.db
+        try:
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        finally:
+            self._lock.release()
 
     def _join(self, batch: _Batch, operation: Callable[[Db], T]) -> T:
         """A write joining the open batch, in a SAVEPOINT of its own."""
