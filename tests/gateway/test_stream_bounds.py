@@ -207,6 +207,32 @@ async def test_a_stream_that_falls_behind_is_dropped_and_resumes_without_a_gap(
     assert len(later) > 2  # it had fallen behind: events were still to come
 
 
+async def test_a_stream_that_never_reads_is_dropped_when_its_events_come_one_at_a_time(
+    start_gateway: StartGateway, db_url: str, stalled: Stalled
+) -> None:
+    # Each ask is its own request, so the stream's task runs between two events and
+    # hands each on to its connection: only the connection's send buffer holds them
+    # back. Left to the kernel's sizing it took megabytes from a client that never
+    # read (about 3 MB on Linux's defaults) before a write waited, and ~650 KB of asks
+    # never made the stream fall behind.
+    gateway = start_gateway(db_url, stream_buffer_bytes=64 * 1024)
+    sock = stalled(gateway.port)
+    async with gateway.client() as admin:
+        await _until_metric(admin, "midturn_open_streams", 1)
+        session = (await admin.post("/v1/sessions", json={})).json()["session_id"]
+        for index in range(80):  # about 8 KB of events each, no turn stopped
+            created = await admin.post(
+                f"/v1/sessions/{session}/asks",
+                json={"tool_input": BIG_ASK, "tool_call_id": f"c{index}", "turn_id": "t"},
+            )
+            assert created.status_code == 201, created.text
+        await _until_metric(admin, "midturn_streams_dropped_total", 1)
+    body = await asyncio.to_thread(_read_response, sock)
+    *events, last = _frames(body.decode())
+    assert last["event"] == "stream_dropped"
+    assert json.loads(last["data"])["last_event_id"] == int(events[-1]["id"])
+
+
 async def test_stalled_streams_keep_the_server_small_and_healthz_answering(
     tmp_path: Path, stalled: Stalled
 ) -> None:

@@ -5,9 +5,14 @@ fast as the client reads, then follows live ones from the process's one event hu
 (`_hub.py`), without polling. Memory per stream is bounded: one page while replaying,
 at most the hub's `buffer_bytes` of frames while live, and one chunk (at most
 `CHUNK_BYTES`) in the server's write buffer, since a write to a client that does not
-read waits (ASGI backpressure) before the next is made. A live stream that falls
-further behind is dropped by the hub and ends with a `stream_dropped` frame naming the
-last event sent: the client reconnects with `Last-Event-ID` and misses nothing.
+read waits (ASGI backpressure) before the next is made. That wait comes once the
+kernel's send buffer of the stream's socket is full, so it is bounded too
+(`SEND_BUFFER_BYTES`): left to the kernel's own sizing it grows to megabytes for a
+client that never reads (about 3 MB on Linux's defaults), which a stream whose events
+come one at a time, its task handing each on as it comes, had to fill before it could
+fall behind at all. A live stream that falls further behind is dropped by the hub and
+ends with a `stream_dropped` frame naming the last event sent: the client reconnects
+with `Last-Event-ID` and misses nothing.
 
 The number of streams open at once per token is bounded too (`max_per_token`): past it,
 a new stream gets a 429 `too_many_streams`. And one write may wait at most
@@ -23,6 +28,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import socket
 from collections.abc import Callable, Iterable
 from typing import Annotated
 
@@ -34,6 +40,7 @@ from starlette.types import Receive, Scope, Send
 from midturn.gateway._auth import Principal
 from midturn.gateway._http_refusal import ABORT_CONNECTION
 from midturn.gateway._hub import Subscriber, format_event
+from midturn.gateway._protocol_state import CONNECTION_TRANSPORT
 from midturn.gateway._state import GatewayState, StreamCall, client_gone
 
 __all__ = ["format_event", "router"]
@@ -44,6 +51,9 @@ log = logging.getLogger("midturn.gateway")
 RETRY_MS = 2000
 REPLAY_PAGE = 50
 CHUNK_BYTES = 64 * 1024
+SEND_BUFFER_BYTES = CHUNK_BYTES
+"""The send buffer asked for a stream's socket (Linux keeps twice that, for its own
+bookkeeping as well as the bytes)."""
 MAX_EVENT_ID = 2**63 - 1
 """The largest event id a store can hold (a signed 64-bit integer): a resume point past
 it is refused, not streamed as an empty log that ends at once (which an EventSource
@@ -246,6 +256,15 @@ class _Stream:
                 return
 
 
+def _bound_send_buffer(transport: asyncio.BaseTransport | None) -> None:
+    """Ask the kernel to hold at most `SEND_BUFFER_BYTES` of the stream not yet taken
+    by its client (the module doc); without a socket (another server), nothing."""
+    sock = None if transport is None else transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):  # the kernel's own sizing stays
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
+
+
 class _StreamResponse(Response):
     """An event stream's response: the stream writes its chunks through the server's
     `send` itself (no body iterator between them, no task to listen for the client
@@ -264,10 +283,12 @@ class _StreamResponse(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         stream = self._stream
+        state = scope.get("state", {})
         try:
+            _bound_send_buffer(state.get(CONNECTION_TRANSPORT))
             await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
             try:
-                await stream.run(self._request, send, scope.get("state", {}).get(ABORT_CONNECTION))
+                await stream.run(self._request, send, state.get(ABORT_CONNECTION))
             except asyncio.CancelledError:
                 task = asyncio.current_task()
                 if not stream.stalled or task is None or task.uncancel() > 0:

@@ -2,13 +2,15 @@
 embedded default, one file several processes can share (docs/storage.md).
 
 Each store object owns one connection. Every operation is a plain function run whole —
-a write as one `BEGIN IMMEDIATE … COMMIT`, which takes SQLite's single write lock up
-front — at once on the event loop's thread when the connection and the lock are free,
-else on the store's worker thread, which waits for the lock (`_sqlite_conn.py`). Either
-way one operation runs at a time, and a settle's compare-and-set (`UPDATE … WHERE id = ?
-AND status = 'pending'`) commits together with its events: two processes can never both
-settle one interaction. A caller cancelled while its operation runs does not undo it; the
-operation completes, and its events are announced to listeners all the same.
+a write inside a `BEGIN IMMEDIATE … COMMIT`, which takes SQLite's single write lock up
+front, and which the writes of one event-loop iteration share (each in a SAVEPOINT of
+its own) — at once on the event loop's thread when the connection and the lock are
+free, else on the store's worker thread, which waits for the lock (`_sqlite_conn.py`).
+Either way one operation runs at a time, and a settle's compare-and-set (`UPDATE …
+WHERE id = ? AND status = 'pending'`) commits together with its events: two processes
+can never both settle one interaction. A caller cancelled while its operation runs does
+not undo it; the operation completes, and its events are announced to listeners all the
+same.
 Checkpoints (the fsyncs of WAL mode) run on a thread of their own, off the commit path.
 
 Listeners hear the appends made through this store object at once. Appends by another
@@ -61,7 +63,7 @@ from midturn.store._codec import (
     sort_key_time,
     unknown_cursor,
 )
-from midturn.store._sqlite_conn import BUSY_TIMEOUT_MS, Connection
+from midturn.store._sqlite_conn import BUSY_TIMEOUT_MS, Connection, transaction
 from midturn.store._sqlite_outbox import SqliteOutbox
 from midturn.store._sqlite_schema import MIGRATIONS, MIGRATIONS_TABLE
 
@@ -228,8 +230,9 @@ class SqliteStore(SqliteOutbox, Store):
         return await connection.run(operation)
 
     async def _write(self, operation: Callable[[Db], tuple[T, tuple[Event, ...]]]) -> T:
-        """Run `operation` in one write transaction; announce the events it appended once
-        it has committed, even if the caller was cancelled meanwhile."""
+        """Run `operation` in a write transaction (shared with the other writes of this
+        loop iteration: `_sqlite_conn.py`); announce the events it appended once it has
+        committed, even if the caller was cancelled meanwhile."""
         connection = self._connection
         if connection is None:
             raise UsageError(NOT_OPEN)
@@ -240,7 +243,7 @@ class SqliteStore(SqliteOutbox, Store):
             if appended:
                 self._hear(appended[-1].id)
 
-        result, _ = await connection.run(lambda db: _transaction(db, operation), committed)
+        result, _ = await connection.write(operation, committed)
         return result
 
     def _hear(self, newest: int) -> None:
@@ -688,19 +691,6 @@ class _Models:
 # -- on the store's thread -------------------------------------------------------------
 
 
-def _transaction(db: Db, operation: Callable[[Db], T]) -> T:
-    """`operation` inside `BEGIN IMMEDIATE … COMMIT`, rolled back if it raises."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        result = operation(db)
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
-    return result
-
-
 def _create(
     db: Db,
     interaction: Interaction,
@@ -773,7 +763,7 @@ def _connect(path: str, url: str) -> Db:
         _use_wal(db)
         db.execute("PRAGMA synchronous = NORMAL")
         db.execute("PRAGMA foreign_keys = ON")
-        _transaction(db, _migrate)
+        transaction(db, _migrate)
     except BaseException:
         db.close()
         raise

@@ -10,6 +10,19 @@ worker thread, or another process holds the lock — it runs on the worker threa
 waits for the lock for up to `BUSY_TIMEOUT_MS`. A lock serializes the two threads' use of
 the connection.
 
+Writes made on the loop's thread while a write transaction is open there share it (a
+group commit): the first write of a loop iteration begins the transaction and schedules
+its COMMIT with `call_soon`, the writes that come before that callback runs (other
+requests of the same iteration, under concurrency) each run inside a SAVEPOINT of their
+own, so a failing one rolls back only itself, and the COMMIT then ends them all. Each
+caller gets its result, and its `done` runs, only once that COMMIT has succeeded; when
+the COMMIT fails, every write of the batch fails with it. Nothing waits to gather a batch:
+a write commits in the loop's next turn, or at once when nothing else is ready to run
+before that turn (then no other write could join it). A shared transaction pays BEGIN and
+COMMIT once, and each page its writes touch is one WAL frame, not one per write. A read
+that comes while a batch is open runs right after its COMMIT, before the writes of any
+later batch (inside it, it would see rows not yet committed, which might never be).
+
 Writes commit with `synchronous = NORMAL` in WAL mode: no fsync on commit. The fsyncs
 happen when the WAL is copied back into the database (a checkpoint), which SQLite would
 otherwise run inside whichever commit crosses `wal_autocheckpoint`, stalling that one
@@ -28,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import sqlite3
 import threading
@@ -36,7 +50,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-__all__ = ["BUSY_TIMEOUT_MS", "CHECKPOINT_EVERY", "CHECKPOINT_IDLE_S", "Connection"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "CHECKPOINT_EVERY",
+    "CHECKPOINT_IDLE_S",
+    "Connection",
+    "transaction",
+]
 
 BUSY_TIMEOUT_MS = 30_000
 CHECKPOINT_IDLE_S = 0.05
@@ -58,6 +78,72 @@ def _busy(error: sqlite3.OperationalError) -> bool:
     return code is not None and code & 0xFF in _BUSY
 
 
+def transaction(db: Db, operation: Callable[[Db], T]) -> T:
+    """`operation` inside `BEGIN IMMEDIATE … COMMIT`, rolled back if it raises."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        result = operation(db)
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return result
+
+
+class _Batch:
+    """The writes sharing the transaction open on the loop's thread (see the module
+    doc): what to call once it commits, the reads waiting for it, and how it ended."""
+
+    __slots__ = ("dones", "error", "finished", "reads", "waiter")
+
+    def __init__(self) -> None:
+        self.dones: list[Callable[[], None]] = []
+        self.reads: list[tuple[Callable[[Db], Any], asyncio.Future[Any]]] = []
+        self.finished = False
+        self.error: BaseException | None = None  # why the batch failed
+        self.waiter: asyncio.Future[None] | None = None  # for a read that waits
+
+    async def wait(self) -> None:
+        """Until the batch has committed or failed."""
+        if self.finished:
+            return
+        if self.waiter is None:
+            self.waiter = asyncio.get_running_loop().create_future()
+        await asyncio.shield(self.waiter)
+
+    def failed(self) -> BaseException:
+        """The error to raise to one writer of a failed batch (each its own)."""
+        error = self.error
+        assert error is not None
+        if isinstance(error, sqlite3.Error):
+            copy = type(error)(*error.args)
+            copy.__cause__ = error
+            return copy
+        return error
+
+
+def _company_possible(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether another write could join a batch opened now. asyncio runs a COMMIT
+    scheduled now before the callbacks of the loop's next poll, so only those already
+    waiting to run (its `_ready` queue) could write first; with none, a batch would
+    only cost its writer a loop turn. A loop without that queue (uvloop) may always."""
+    ready = getattr(loop, "_ready", None)
+    return ready is None or len(ready) > 0
+
+
+def _pass_on(future: asyncio.Future[Any], done: asyncio.Future[Any]) -> None:
+    """Settle `future` as `done` ended (unless its caller gave up on it)."""
+    if future.done():
+        return
+    if done.cancelled():
+        future.cancel()
+    elif done.exception() is not None:
+        future.set_exception(done.exception())  # type: ignore[arg-type]
+    else:
+        future.set_result(done.result())
+
+
 class Connection:
     """One opened sqlite3 connection, its worker thread and its checkpoint thread.
     Made by `Connection.open`; `close` once."""
@@ -67,6 +153,7 @@ class Connection:
         self.path = path
         self._worker = worker
         self._lock = threading.Lock()
+        self._batch: _Batch | None = None  # the transaction open on the loop's thread
         # Set by the event loop's thread: writes committed, when the last one was.
         self._writes = 0
         self._last_write = 0.0
@@ -108,22 +195,166 @@ class Connection:
 
     # -- running operations ------------------------------------------------------------
 
-    async def run(self, operation: Callable[[Db], T], done: Callable[[T], None] | None = None) -> T:
+    async def run(self, operation: Callable[[Db], T]) -> T:
         """`operation(db)`, at once when it can finish without waiting, else on the
-        worker thread. `done(result)` is called once it has succeeded, even if the
-        caller was cancelled meanwhile (the operation is never undone)."""
+        worker thread. While a batch of writes is open it runs right after its COMMIT
+        (or its failure), before any later write."""
+        batch = self._batch
+        if batch is not None:
+            future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+            batch.reads.append((operation, future))
+            return await future
+        if self._lock.acquire(blocking=False):
+            try:
+                return operation(self.db)
+            except sqlite3.OperationalError as error:
+                if not _busy(error):
+                    raise
+            finally:
+                self._lock.release()
+        return await self._on_worker(operation, None)
+
+    def _read(self, operation: Callable[[Db], Any], future: asyncio.Future[Any]) -> None:
+        """A read that waited for a batch: at once when it can be, else on the worker."""
+        if future.done():  # its caller was cancelled
+            return
         if self._lock.acquire(blocking=False):
             try:
                 result = operation(self.db)
             except sqlite3.OperationalError as error:
                 if not _busy(error):
-                    raise
+                    future.set_exception(error)
+                    return
+            except Exception as error:
+                future.set_exception(error)
+                return
             else:
+                future.set_result(result)
+                return
+            finally:
+                self._lock.release()
+        worker = asyncio.ensure_future(self._on_worker(operation, None))
+        worker.add_done_callback(functools.partial(_pass_on, future))
+
+    async def write(
+        self, operation: Callable[[Db], T], done: Callable[[T], None] | None = None
+    ) -> T:
+        """`operation(db)` in a write transaction, shared with the other writes of this
+        loop iteration (see the module doc); its result once that transaction has
+        committed. `done(result)` as for `run`: after the COMMIT, even if the caller
+        was cancelled meanwhile."""
+        batch = self._batch
+        if batch is not None:
+            result = self._join(batch, operation)
+        elif self._lock.acquire(blocking=False):
+            try:
+                result = self._begin(operation)
+            except sqlite3.OperationalError as error:
+                self._lock.release()
+                if not _busy(error):
+                    raise
+                return await self._patiently(operation, done)
+            except BaseException:
+                self._lock.release()
+                raise
+            loop = asyncio.get_running_loop()
+            if not _company_possible(loop):
+                self._commit_alone()
                 if done is not None:
                     done(result)
                 return result
-            finally:
-                self._lock.release()
+            batch = self._batch = _Batch()
+            loop.call_soon(self._commit, batch)
+        else:
+            return await self._patiently(operation, done)
+        if done is not None:
+            batch.dones.append(functools.partial(done, result))
+        # The COMMIT was scheduled before this task's next step, so it has run when the
+        # task resumes here (if the loop ran things in another order, wait for it).
+        await asyncio.sleep(0)
+        if not batch.finished:
+            await batch.wait()
+        if batch.error is not None:
+            raise batch.failed()
+        return result
+
+    async def _patiently(self, operation: Callable[[Db], T], done: Callable[[T], None] | None) -> T:
+        """A write in a transaction of its own on the worker thread (the lock is held)."""
+        return await self._on_worker(functools.partial(transaction, operation=operation), done)
+
+    def _begin(self, operation: Callable[[Db], T]) -> T:
+        """The first write of a batch: the transaction is its alone until it succeeds."""
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            return operation(db)
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    def _commit_alone(self) -> None:
+        """COMMIT a write that no other can join (the lock is held: released here)."""
+        db = self.db
+        try:
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        finally:
+            self._lock.release()
+
+    def _join(self, batch: _Batch, operation: Callable[[Db], T]) -> T:
+        """A write joining the open batch, in a SAVEPOINT of its own."""
+        db = self.db
+        db.execute("SAVEPOINT midturn_write")
+        try:
+            result = operation(db)
+        except BaseException as error:
+            if db.in_transaction:
+                db.execute("ROLLBACK TO midturn_write")
+                db.execute("RELEASE midturn_write")
+            else:  # SQLite rolled the whole transaction back (an I/O error, a full disk)
+                self._finish(batch, error)
+            raise
+        db.execute("RELEASE midturn_write")
+        return result
+
+    def _commit(self, batch: _Batch) -> None:
+        """(A loop callback.) COMMIT the batch, then resolve its writers."""
+        if batch.finished:
+            return
+        db = self.db
+        try:
+            db.execute("COMMIT")
+        except BaseException as error:
+            with contextlib.suppress(sqlite3.Error):
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+            self._finish(batch, error)
+            return
+        self._finish(batch, None)
+        for done in batch.dones:
+            try:
+                done()
+            except Exception:  # one writer's announcement must not stop the others'
+                log.exception("announcing a committed write failed")
+
+    def _finish(self, batch: _Batch, error: BaseException | None) -> None:
+        """The batch is over (committed, or failed with `error`): free the connection."""
+        batch.finished = True
+        batch.error = error
+        if self._batch is batch:
+            self._batch = None
+            self._lock.release()
+        if batch.waiter is not None and not batch.waiter.done():
+            batch.waiter.set_result(None)
+        for operation, future in batch.reads:  # before any write of a later batch
+            self._read(operation, future)
+
+    async def _on_worker(self, operation: Callable[[Db], T], done: Callable[[T], None] | None) -> T:
+        """`operation` on the worker thread, which waits for the database lock."""
         future = asyncio.get_running_loop().run_in_executor(self._worker, self._patient, operation)
         if done is not None:
 

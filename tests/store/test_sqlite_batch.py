@@ -1,0 +1,160 @@
+"""The SQLite store's group commit: the writes of one event-loop iteration share one
+transaction (`store/_sqlite_conn.py`), and each is still all or nothing, acknowledged
+and announced only once the shared COMMIT succeeded."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from midturn.contract._interactions import Interaction, NewEvent
+from midturn.errors import UsageError
+from midturn.store import open_store
+from midturn.store._base import Store
+
+
+def pending_ask(interaction_id: str) -> Interaction:
+    return Interaction(id=interaction_id, kind="ask", session_id="s1", turn_id="t1")
+
+
+def requested(interaction_id: str) -> NewEvent:
+    return NewEvent(
+        type="user_question_requested",
+        session_id="s1",
+        turn_id="t1",
+        interaction_id=interaction_id,
+    )
+
+
+def turn_event(turn_id: str) -> NewEvent:
+    return NewEvent(type="turn_waiting", session_id="s1", turn_id=turn_id)
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    async with open_store(f"sqlite:///{tmp_path / 'm.db'}") as opened:
+        yield opened
+
+
+def statements(store: Store) -> list[str]:
+    """Every statement the store's connection runs from now on, in order."""
+    connection = getattr(store, "_connection", None)
+    assert connection is not None
+    seen: list[str] = []
+    connection.db.set_trace_callback(lambda sql: seen.append(sql.split()[0].upper()))
+    return seen
+
+
+def doom_commits(path: Path) -> None:
+    """Make the COMMIT of any transaction that appends an event of turn `doomed` fail: a
+    trigger inserts a row breaking a deferred foreign key, which SQLite checks at COMMIT."""
+    with sqlite3.connect(path) as db:
+        db.executescript(
+            """
+            CREATE TABLE doom_parent (id TEXT PRIMARY KEY);
+            CREATE TABLE doom_child (
+                parent TEXT REFERENCES doom_parent (id) DEFERRABLE INITIALLY DEFERRED
+            );
+            CREATE TRIGGER doom AFTER INSERT ON midturn_events WHEN NEW.turn_id = 'doomed'
+            BEGIN
+                INSERT INTO doom_child (parent) VALUES ('missing');
+            END;
+            """
+        )
+
+
+async def test_writes_of_one_loop_iteration_share_one_transaction(store: Store) -> None:
+    seen = statements(store)
+    created = await asyncio.gather(
+        *(store.create_interaction(pending_ask(f"i{n}"), [requested(f"i{n}")]) for n in range(5))
+    )
+    assert seen.count("BEGIN") == 1 and seen.count("COMMIT") == 1
+    assert [events[0].id for _, _, events in created] == [1, 2, 3, 4, 5]
+    assert [event.interaction_id for event in await store.read_events()] == [
+        f"i{n}" for n in range(5)
+    ]
+
+
+async def test_a_lone_write_commits_without_waiting_for_company(store: Store) -> None:
+    seen = statements(store)
+    await store.create_interaction(pending_ask("i1"), [requested("i1")])
+    assert seen[0] == "BEGIN" and seen[-1] == "COMMIT"
+    assert await store.get_interaction("i1") is not None
+
+
+async def test_a_failing_write_of_a_batch_rolls_back_alone(store: Store) -> None:
+    seen = statements(store)
+    first, repeated, last = await asyncio.gather(
+        store.create_interaction(pending_ask("i1"), [requested("i1")]),
+        store.create_interaction(pending_ask("i1"), [requested("i1")]),  # the id is taken
+        store.create_interaction(pending_ask("i2"), [requested("i2")]),
+        return_exceptions=True,
+    )
+    assert seen.count("BEGIN") == 1
+    assert isinstance(repeated, UsageError)
+    assert not isinstance(first, BaseException) and not isinstance(last, BaseException)
+    assert [event.interaction_id for event in await store.read_events()] == ["i1", "i2"]
+    assert [item.id for item in await store.list_interactions()] == ["i1", "i2"]
+
+
+async def test_a_failed_commit_fails_every_write_of_its_batch(store: Store, tmp_path: Path) -> None:
+    doom_commits(tmp_path / "m.db")
+    heard: list[int] = []
+    store.add_listener(heard.append)
+    outcomes = await asyncio.gather(
+        store.create_interaction(pending_ask("i1"), [requested("i1")]),
+        store.append_events([turn_event("doomed")]),
+        store.create_interaction(pending_ask("i2"), [requested("i2")]),
+        return_exceptions=True,
+    )
+    assert all(isinstance(outcome, sqlite3.IntegrityError) for outcome in outcomes)
+    assert heard == []  # nothing was announced
+    assert await store.read_events() == []
+    assert await store.list_interactions() == []
+    # The connection is usable again, and the next write commits.
+    await store.create_interaction(pending_ask("i3"), [requested("i3")])
+    assert [event.interaction_id for event in await store.read_events()] == ["i3"]
+
+
+async def test_a_read_during_an_open_batch_waits_for_its_commit(store: Store) -> None:
+    seen = statements(store)
+    _, found = await asyncio.gather(
+        store.create_interaction(pending_ask("i1"), [requested("i1")]),
+        store.get_interaction("i1"),
+    )
+    assert found is not None and found.id == "i1"
+    assert seen.index("SELECT", seen.index("COMMIT")) > seen.index("COMMIT")
+    assert "SELECT" not in seen[: seen.index("COMMIT")][2:]  # only the write's own reads
+
+
+async def test_a_read_during_a_batch_whose_commit_fails_sees_none_of_it(
+    store: Store, tmp_path: Path
+) -> None:
+    doom_commits(tmp_path / "m.db")
+    appended, read = await asyncio.gather(
+        store.append_events([turn_event("doomed")]),
+        store.read_events(),
+        return_exceptions=True,
+    )
+    assert isinstance(appended, sqlite3.IntegrityError)
+    assert read == []
+
+
+async def test_a_write_whose_caller_is_cancelled_in_its_batch_commits_and_is_announced(
+    store: Store,
+) -> None:
+    await store.create_interaction(pending_ask("i1"))
+    heard = asyncio.Event()
+    store.add_listener(lambda _: heard.set())
+    task = asyncio.create_task(store.settle("i1", status="cancelled", events=[requested("i1")]))
+    await asyncio.sleep(0)  # the settle runs, in a batch whose COMMIT is scheduled
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert heard.is_set()
+    settled = await store.get_interaction("i1")
+    assert settled is not None and settled.status == "cancelled"
