@@ -54,11 +54,6 @@ _PAGE = 1000
 _event = new_event  # fields the runtime built itself: valid by construction
 
 
-# parsed from the JSON the store writes for the same interaction, made once (the
-# function itself, not a wrapper: a frame fewer on every park and settle)
-_dump = interaction_data
-
-
 def requested_data(interaction: Interaction) -> dict[str, Any]:
     """The JSON form of `interaction`, for its requested event."""
     return interaction_data(interaction)
@@ -78,7 +73,7 @@ def requested_event(
         interaction_id=interaction.id,
         at=interaction.created_at,
         data={
-            "interaction": (_dump(interaction) if data is None else data),
+            "interaction": (interaction_data(interaction) if data is None else data),
             "position": position,
         },
     )
@@ -100,7 +95,7 @@ def settled_event(interaction: Interaction) -> NewEvent | None:
         turn_id=interaction.turn_id,
         interaction_id=interaction.id,
         at=interaction.settled_at or interaction.created_at,
-        data={"interaction": _dump(interaction)},
+        data={"interaction": interaction_data(interaction)},
     )
 
 
