@@ -6,7 +6,7 @@ in the store, travel on the wire and feed the user interfaces.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -122,6 +122,36 @@ class Interaction(_Model):
         return self.status == "pending"
 
 
+# -- an event's data, made when first read -------------------------------------------------
+#
+# The runtime's requested and settle events carry a whole interaction, which it holds as
+# JSON: their `data` dict is made from that JSON only if something reads it (in process,
+# with no watcher, nothing does: the stores keep the JSON). Such an event keeps, in the
+# place of `data` in its fields, `(make, *args)` under `DATA_LATER`; the first read of
+# `data` calls `make(*args)` and puts the dict in its place. Every read goes through the
+# model's `__dict__` (the attribute, `model_dump`, `model_dump_json`, an event inside
+# another model, equality, `repr`, copies, pickling), so each sees the event as made.
+
+DATA_LATER = "\x00data"
+"""The key of an event's fields holding how to make its `data` (never a field name)."""
+_fields_of = BaseModel.__dict__["__dict__"].__get__
+_set_fields = BaseModel.__dict__["__dict__"].__set__
+
+
+def _made_fields(event: BaseModel) -> dict[str, Any]:
+    """`event`'s fields, its `data` made first if it was not yet."""
+    fields: dict[str, Any] = _fields_of(event)
+    later = fields.get(DATA_LATER)
+    if later is None:
+        return fields
+    data = later[0](*later[1:])
+    # the same order of fields (a dump follows it), `data` where its maker stood
+    made = {("data" if key == DATA_LATER else key): value for key, value in fields.items()}
+    made["data"] = data
+    _set_fields(event, made)
+    return made
+
+
 class NewEvent(_Model):
     """An event before the store gives it an id."""
 
@@ -131,6 +161,16 @@ class NewEvent(_Model):
     interaction_id: str | None = None
     at: datetime = Field(default_factory=utcnow)
     data: dict[str, Any] = Field(default_factory=dict)
+
+    if not TYPE_CHECKING:
+        # An event whose data is made when first read (above): its fields, made, are
+        # what every reader of `__dict__` sees, pydantic's serializer among them.
+        __dict__ = property(_made_fields, _set_fields)
+
+        def __getattr__(self, name: str) -> Any:
+            if name == "data" and DATA_LATER in _fields_of(self):
+                return _made_fields(self)["data"]
+            return super().__getattr__(name)
 
 
 class Event(NewEvent):

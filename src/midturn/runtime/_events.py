@@ -6,6 +6,10 @@ index in the session's queue>}`; a settle event carries `{"interaction": <the se
 interaction>}`; `turn_waiting` and `turn_resumed` carry `{}`. No event ever holds a
 secret value: interactions in the runtime never carry one (secrets live on the side, in
 memory, see `_parking.py`).
+
+The interaction is carried as its JSON, the same bytes its store row holds, and its dict
+is parsed only when the event's `data` is first read (`interaction_event`): a store keeps
+that JSON, and a frame is written around it.
 """
 
 from __future__ import annotations
@@ -13,7 +17,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import Any
 
 from midturn.contract._interactions import (
     Event,
@@ -24,7 +27,13 @@ from midturn.contract._interactions import (
     utcnow,
 )
 from midturn.store._base import Store
-from midturn.store._codec import interaction_data, new_event
+from midturn.store._codec import (
+    carried_json,
+    interaction_event,
+    interaction_json,
+    load_interaction,
+    new_event,
+)
 
 __all__ = [
     "REQUESTED_EVENT_TYPES",
@@ -51,31 +60,27 @@ REQUESTED_EVENT_TYPES: frozenset[str] = frozenset(
 _PAGE = 1000
 
 
-_event = new_event  # fields the runtime built itself: valid by construction
-
-
-def requested_data(interaction: Interaction) -> dict[str, Any]:
-    """The JSON form of `interaction`, for its requested event."""
-    return interaction_data(interaction)
+def requested_data(interaction: Interaction) -> bytes:
+    """The JSON of `interaction`, for its requested event (made before the store's
+    transaction, not inside it)."""
+    return interaction_json(interaction)
 
 
 def requested_event(
-    interaction: Interaction, position: int, *, data: dict[str, Any] | None = None
+    interaction: Interaction, position: int, *, data: bytes | None = None
 ) -> NewEvent:
     """`data`, when given, is `requested_data(interaction)` made earlier."""
     kind: EventType = (
         "user_question_requested" if interaction.kind == "ask" else "permission_requested"
     )
-    return _event(
+    return interaction_event(
         type=kind,
         session_id=interaction.session_id,
         turn_id=interaction.turn_id,
         interaction_id=interaction.id,
         at=interaction.created_at,
-        data={
-            "interaction": (interaction_data(interaction) if data is None else data),
-            "position": position,
-        },
+        body=interaction_json(interaction) if data is None else data,
+        position=position,
     )
 
 
@@ -89,13 +94,14 @@ def settled_event(interaction: Interaction) -> NewEvent | None:
         kind = _ASK_SETTLED[status]
     else:
         return None
-    return _event(
+    return interaction_event(
         type=kind,
         session_id=interaction.session_id,
         turn_id=interaction.turn_id,
         interaction_id=interaction.id,
         at=interaction.settled_at or interaction.created_at,
-        data={"interaction": interaction_data(interaction)},
+        body=interaction_json(interaction),
+        position=None,
     )
 
 
@@ -104,7 +110,7 @@ def turn_event(
 ) -> NewEvent:
     """`at` defaults to now; the runtime gives the moment of the park or the settle that
     made the turn wait or resume."""
-    return _event(
+    return new_event(  # fields the runtime built itself: valid by construction
         type=kind,
         session_id=session_id,
         turn_id=turn_id,
@@ -116,6 +122,9 @@ def turn_event(
 
 def interaction_from(event: Event) -> Interaction | None:
     """The interaction an event carries, if any."""
+    carried = carried_json(event)
+    if carried is not None:  # its JSON at hand: no dict made for it
+        return load_interaction(carried[0])
     raw = event.data.get("interaction")
     return Interaction.model_validate(raw) if isinstance(raw, dict) else None
 

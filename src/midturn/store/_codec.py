@@ -14,8 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import from_json
+from typing_extensions import TypedDict
 
 from midturn.contract._interactions import (
+    DATA_LATER,
     PERMISSION_STATUSES,
     TERMINAL_STATUSES,
     Event,
@@ -33,6 +35,7 @@ from midturn.store._base import SessionRecord
 __all__ = [
     "NOT_OPEN",
     "as_utc",
+    "carried_json",
     "check_events",
     "check_identifiers",
     "check_limit",
@@ -47,6 +50,7 @@ __all__ = [
     "event_json",
     "interaction_columns",
     "interaction_data",
+    "interaction_event",
     "interaction_json",
     "load_event",
     "load_interaction",
@@ -178,6 +182,7 @@ def settled_copy(
 # The setters of a model's four slots, taken from `BaseModel` once (as `built()` does):
 # calling them costs about half of `object.__setattr__` by name.
 _new = object.__new__  # `Interaction` defines no `__new__` of its own
+_get_dict = BaseModel.__dict__["__dict__"].__get__  # an event's fields as they are kept
 _set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
@@ -198,14 +203,15 @@ def copy_interaction(interaction: Interaction, update: dict[str, Any]) -> Intera
 
 # -- the JSON of an interaction, made once ------------------------------------------------
 #
-# A park writes an interaction's JSON (its store row) and its JSON form as Python objects
-# (its requested event's data, for the log and every subscriber); a settle does the same
-# for the settled interaction, which the runtime and the store each make as a copy of the
-# same fields. `interaction_json` keeps the JSON of the last few interactions dumped, so
-# the same interaction (the same object, or a copy holding the very same field values) is
-# serialized once; `interaction_data` parses its dict from that JSON, so a store can keep
-# the event's data as a reference to the row's JSON (`data_json`) without encoding it
-# again to compare.
+# A park writes an interaction's JSON (its store row) and its requested event, which
+# carries the interaction; a settle does the same for the settled interaction, which the
+# runtime and the store each make as a copy of the same fields. `interaction_json` keeps
+# the JSON of the last few interactions dumped, so the same interaction (the same object,
+# or a copy holding the very same field values) is serialized once. The runtime's events
+# carry that JSON and make their data's dict from it only when read
+# (`interaction_event`), so a store keeps the event's data as a reference to the row's
+# JSON, and a frame or a row is written around it, without parsing or encoding it again
+# (`carried_json`).
 
 _INTERACTION_JSON = TypeAdapter(Interaction).serializer.to_json
 _KEPT_DUMPS = 8
@@ -243,16 +249,19 @@ def interaction_json(interaction: Interaction) -> bytes:
     return body
 
 
-def interaction_data(interaction: Interaction) -> dict[str, Any]:
-    """The JSON form of `interaction` as Python objects (what `model_dump(mode="json")`
-    gives), parsed from `interaction_json`: a new dict each call, whose JSON `data_json`
-    returns while it is one of the last few made."""
-    body = interaction_json(interaction)
+def _parsed(body: bytes) -> dict[str, Any]:
     data: dict[str, Any] = from_json(body)
     if len(_datas) >= _KEPT_DUMPS:
         _datas.clear()
     _datas[id(data)] = (data, body)
     return data
+
+
+def interaction_data(interaction: Interaction) -> dict[str, Any]:
+    """The JSON form of `interaction` as Python objects (what `model_dump(mode="json")`
+    gives), parsed from `interaction_json`: a new dict each call, whose JSON `data_json`
+    returns while it is one of the last few made."""
+    return _parsed(interaction_json(interaction))
 
 
 def data_json(data: Any) -> bytes | None:
@@ -262,34 +271,92 @@ def data_json(data: Any) -> bytes | None:
     return kept[1] if kept is not None and kept[0] is data else None
 
 
-_NEW_EVENT_JSON = TypeAdapter(NewEvent).serializer.to_json
-_DATA_JSON = TypeAdapter(dict[str, Any]).serializer.to_json
-_DATA = {"data"}
+def _carried_data(body: bytes, position: int | None) -> dict[str, Any]:
+    if position is None:
+        return {"interaction": _parsed(body)}
+    return {"interaction": _parsed(body), "position": position}
+
+
+def interaction_event(
+    *,
+    type: EventType,
+    session_id: str,
+    turn_id: str,
+    interaction_id: str,
+    at: datetime,
+    body: bytes,
+    position: int | None,
+) -> NewEvent:
+    """A `NewEvent` whose data is `{"interaction": <the interaction>, "position":
+    <position>}` (no position when None), the interaction given as its JSON, `body`: the
+    dict is parsed from it when the event's data is first read, and `carried_json` gives
+    `body` without it (docs/runtime.md#events)."""
+    return built(
+        NewEvent,
+        type=type,
+        session_id=session_id,
+        turn_id=turn_id,
+        interaction_id=interaction_id,
+        at=at,
+        **{DATA_LATER: (_carried_data, body, position)},
+    )
+
+
+def carried_json(event: NewEvent) -> tuple[bytes, int | None] | None:
+    """`(the JSON of the interaction the event carries, its queue position or None)`
+    when the event's data is `{"interaction": ...}` or `{"interaction": ..., "position":
+    <int>}` and that JSON is known without encoding it: an `interaction_event` (its data
+    made or not) or data whose interaction `interaction_data` made. None otherwise."""
+    fields = _get_dict(event)
+    later = fields.get(DATA_LATER)
+    if later is not None:
+        if later[0] is _carried_data:
+            return later[1], later[2]
+        return None
+    data = fields["data"]
+    if not data:
+        return None
+    body = data_json(data.get("interaction"))
+    if body is None or next(iter(data)) != "interaction":
+        return None
+    if len(data) == 1:
+        return body, None
+    position = data.get("position")
+    if len(data) == 2 and type(position) is int:
+        return body, position
+    return None
+
+
+class _Head(TypedDict):
+    """An event's fields before its data, for `event_json` to dump without the data."""
+
+    type: EventType
+    session_id: str
+    turn_id: str
+    interaction_id: str | None
+    at: datetime
+
+
+_HEAD_JSON = TypeAdapter(_Head).serializer.to_json  # leaves out the keys it does not name
 
 
 def event_json(event: NewEvent) -> bytes:
     """Compact JSON of an event: what `event.model_dump_json()` encodes (an `Event`'s id
-    last). The interaction a requested or a settle event carries is not dumped again:
-    when `data["interaction"]` is a dict `interaction_data` made (and still holds), its
-    JSON is the text that dict was parsed from, and the rest is dumped around it."""
-    data = event.data
-    inner = data.get("interaction")
-    body = None if inner is None else data_json(inner)
+    last). The interaction a requested or a settle event carries is not dumped again
+    (`carried_json`): its JSON is written in, and the rest dumped around it."""
     kind = type(event)
-    if body is None or next(iter(data)) != "interaction" or kind not in (Event, NewEvent):
+    carried = carried_json(event) if kind is NewEvent or kind is Event else None
+    if carried is None:
         whole: bytes = event.__pydantic_serializer__.to_json(event)
         return whole
+    body, position = carried
     # `data` is the last field `NewEvent` declares: its fields before it, then the data
-    head = _NEW_EVENT_JSON(event, exclude=_DATA)[:-1] + b',"data":{"interaction":' + body
-    if len(data) == 1:
-        text = head + b"}"
-    elif len(data) == 2 and type(position := data.get("position")) is int:
-        text = head + b',"position":%d}' % position  # a requested event's
-    else:  # the other keys, in their order, as the field's own serializer writes them
-        rest = _DATA_JSON({key: value for key, value in data.items() if key != "interaction"})
-        text = head + b"," + rest[1:]
+    fields = _get_dict(event)
+    head = _HEAD_JSON(fields)[:-1] + b',"data":{"interaction":' + body
+    # a requested event's position; a settle event has none
+    text = head + (b"}" if position is None else b',"position":%d}' % position)
     if kind is Event:
-        return text + b',"id":%d}' % event.__dict__["id"]
+        return text + b',"id":%d}' % fields["id"]
     return text + b"}"
 
 
@@ -370,7 +437,7 @@ def stored_event(
 
 def event_from(new: NewEvent, event_id: int) -> Event:
     """The stored form of `new` under the id the store gave it (already validated)."""
-    event: Event = built(Event, **new.__dict__, id=event_id)
+    event: Event = built(Event, **_get_dict(new), id=event_id)  # its data made or not
     return event
 
 

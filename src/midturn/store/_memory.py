@@ -435,7 +435,7 @@ class MemoryStore(MemoryOutbox, Store):
             self._last_event_id += 1
             event = event_from(new, self._last_event_id)
             row = by_id.get(new.interaction_id) if new.interaction_id else None
-            log.append(event, *pack(new.data, None if row is None else row.body))
+            log.append(event, *pack(new, None if row is None else row.body))
             appended.append(event)
         self.notify_listeners(self._last_event_id)
         return tuple(appended)

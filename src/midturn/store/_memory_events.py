@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from midturn.contract._interactions import Event, EventType
-from midturn.store._codec import data_json, stored_event
+from midturn.contract._interactions import Event, EventType, NewEvent
+from midturn.store._codec import carried_json, stored_event
 
 __all__ = ["EventLog", "pack"]
 
@@ -37,20 +37,21 @@ _OPEN_DATA = b'{"interaction":'
 _POSITION = b',"position":'
 
 
-def pack(data: dict[str, Any], body: bytes | None) -> tuple[bytes | None, int]:
+def pack(event: NewEvent, body: bytes | None) -> tuple[bytes | None, int]:
     """`(json, shape)` for an event's data; a reference to `body` (the JSON of the
     event's interaction) when the data is that interaction, with or without a position."""
+    if body is not None:
+        # The runtime's events carry their interaction as this very JSON: no dict made.
+        carried = carried_json(event)
+        if carried is not None and (carried[0] is body or carried[0] == body):
+            position = carried[1]
+            if position is None:
+                return body, _WHOLE
+            if position >= 0:
+                return body, position
+    data = event.data
     if not data:
         return None, _EMPTY
-    if body is not None:
-        # The runtime's events: their interaction was parsed from this very JSON.
-        source = data_json(data.get("interaction"))
-        if source is not None and (source is body or source == body):
-            if len(data) == 1:
-                return body, _WHOLE
-            position = data.get("position")
-            if len(data) == 2 and type(position) is int and position >= 0:
-                return body, position
     encoded = _dump_data(data)
     if body is not None and encoded.startswith(_OPEN_DATA):
         end = len(_OPEN_DATA) + len(body)
