@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from operator import is_
+from operator import is_, itemgetter
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -238,15 +238,92 @@ def _same_values(one: Interaction, other: Interaction) -> bool:
 
 def interaction_json(interaction: Interaction) -> bytes:
     """Compact JSON of the whole interaction (`QuestionAnswer.secret_value` is excluded
-    from every dump), made once for the same values."""
+    from every dump), made once for the same values; a settled copy of the pending one
+    dumped last is written from that one's JSON (`_settled_json`)."""
     kept = _dumps.get(interaction.id)
-    if kept is not None and _same_values(kept[0], interaction):
-        return kept[1]
-    body: bytes = _INTERACTION_JSON(interaction)
+    body: bytes | None = None
+    if kept is not None:
+        if _same_values(kept[0], interaction):
+            return kept[1]
+        body = _settled_json(kept[0], kept[1], interaction)
+    if body is None:
+        body = _INTERACTION_JSON(interaction)
     if len(_dumps) >= _KEPT_DUMPS:
         _dumps.clear()
     _dumps[interaction.id] = (interaction, body)
     return body
+
+
+# A settle changes five fields of an interaction and keeps every other one (the very same
+# objects: `copy_interaction`). Its JSON is then the pending one's with those five written
+# in, and the ask, most of the text, is not dumped again. The pending JSON has them at
+# known places: `status` right after the strings before it, `settled_at` after
+# `created_at`, `settled_by` after `deadline`, and the last three fields at its end; no
+# string value can hold these markers, since a quote in a string is always escaped.
+_SETTLE_FIELDS = ("status", "settled_at", "settled_by", "result", "decision")
+_KEPT_BY_SETTLE = itemgetter(
+    *(name for name in Interaction.model_fields if name not in _SETTLE_FIELDS)
+)
+_STATUS_MARK = b',"status":"pending","created_at":'
+_SETTLED_AT_MARK = b',"settled_at":null,"deadline":'
+_SETTLED_BY_MARK = b',"settled_by":null,"context":'
+_DECISION_END = b',"decision":null}'
+_ASK_END = b',"result":null,"permission":null' + _DECISION_END
+_TIME_JSON = TypeAdapter(datetime).serializer.to_json
+_TEXT_JSON = TypeAdapter(str | None).serializer.to_json
+_RESULT_JSON = TypeAdapter(AskResult).serializer.to_json
+_DECISION_JSON = TypeAdapter(PermissionDecision).serializer.to_json
+
+
+def _settled_json(pending: Interaction, body: bytes, settled: Interaction) -> bytes | None:
+    """The JSON of `settled` from `body`, the JSON of `pending`, when `settled` is a copy
+    of it that a settle made (every field but the five a settle sets the very same
+    object); None otherwise."""
+    mine, theirs = pending.__dict__, settled.__dict__
+    if (
+        type(pending) is not type(settled)
+        or len(mine) != len(theirs)
+        or mine["status"] != "pending"
+        or theirs["status"] == "pending"
+        or not all(map(is_, _KEPT_BY_SETTLE(mine), _KEPT_BY_SETTLE(theirs)))
+        or mine["settled_at"] is not None
+        or mine["settled_by"] is not None
+        or mine["result"] is not None
+        or mine["decision"] is not None
+    ):
+        return None
+    status_at = body.find(_STATUS_MARK)
+    settled_at = body.find(_SETTLED_AT_MARK, status_at)
+    settled_by = body.find(_SETTLED_BY_MARK, settled_at)
+    if status_at < 0 or settled_at < 0 or settled_by < 0:
+        return None
+    result, decision = theirs["result"], theirs["decision"]
+    if result is not None and decision is None and body.endswith(_ASK_END):
+        end = len(body) - len(_ASK_END)
+        tail = b',"result":' + _RESULT_JSON(result) + _ASK_END[len(',"result":null') :]
+    elif result is None and body.endswith(_DECISION_END):
+        end = len(body) - len(_DECISION_END)
+        written = b"null" if decision is None else _DECISION_JSON(decision)
+        tail = b',"decision":' + written + b"}"
+    else:
+        return None
+    when = theirs["settled_at"]
+    return b"".join(
+        (
+            body[:status_at],
+            b',"status":"%s","created_at":' % theirs["status"].encode(),
+            body[status_at + len(_STATUS_MARK) : settled_at],
+            b',"settled_at":',
+            b"null" if when is None else _TIME_JSON(when),
+            b',"deadline":',
+            body[settled_at + len(_SETTLED_AT_MARK) : settled_by],
+            b',"settled_by":',
+            _TEXT_JSON(theirs["settled_by"]),
+            b',"context":',
+            body[settled_by + len(_SETTLED_BY_MARK) : end],
+            tail,
+        )
+    )
 
 
 def _parsed(body: bytes) -> dict[str, Any]:
