@@ -33,7 +33,7 @@ from midturn.contract._interactions import (
     Risk,
     utcnow,
 )
-from midturn.contract._models import MAX_TIMEOUT_S, Ask, AskResult, Limits, ToolOutput, built
+from midturn.contract._models import MAX_TIMEOUT_S, Ask, AskResult, Limits, ToolOutput
 from midturn.contract._ports import Parked, Settled
 from midturn.contract._tool_spec import tool_spec
 from midturn.contract.dialects import get_dialect
@@ -61,6 +61,7 @@ from midturn.runtime._subscribe import Subscription
 from midturn.runtime._tool import handle_tool_call
 from midturn.runtime._turns import Turn
 from midturn.store._base import Store
+from midturn.store._codec import from_fields
 
 __all__ = ["Parked", "Runtime", "Settled"]
 
@@ -273,7 +274,7 @@ class Runtime:
             and type(turn_id) is str
             and (tool_call_id is None or type(tool_call_id) is str)
         ):
-            interaction = built(Interaction, **fields)  # every value checked or made here
+            interaction = from_fields(Interaction, fields)  # every value checked or made here
         else:  # pydantic's own error for what is not a string
             interaction = Interaction(**fields)
         if self.interactive and not is_own_turn(turn_id):

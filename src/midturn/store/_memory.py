@@ -38,7 +38,7 @@ from midturn.contract._interactions import (
     PermissionDecision,
     utcnow,
 )
-from midturn.contract._models import AskResult, built
+from midturn.contract._models import AskResult
 from midturn.errors import NotFound, UsageError
 from midturn.store._base import Pruned, QueuedEvents, SessionRecord, Settle, Store
 from midturn.store._codec import (
@@ -49,6 +49,7 @@ from midturn.store._codec import (
     check_new_interaction,
     check_session,
     event_from,
+    from_fields,
     interaction_json,
     settled_copy,
     unknown_cursor,
@@ -512,7 +513,7 @@ def _settle_of(interaction: Interaction, won: bool, events: tuple[Event, ...]) -
     """The `Settle` of values this store made itself: built without validating them again
     (pydantic's check of the interaction and each event costs more than the settle's own
     bookkeeping)."""
-    return built(Settle, interaction=interaction, won=won, events=events)
+    return from_fields(Settle, {"interaction": interaction, "won": won, "events": events})
 
 
 def _call_key(session_id: str, tool_call_id: str) -> str:
