@@ -18,6 +18,7 @@ from midturn.contract._interactions import Event, Interaction, NewEvent
 from midturn.contract._models import Ask, Option, Question
 from midturn.runtime._events import interaction_from, requested_event, settled_event
 from midturn.store import _codec as codec
+from midturn.store import _memory_events as memory_events
 from midturn.store import open_store
 
 ASK = Ask(
@@ -127,12 +128,14 @@ async def test_a_cycle_nobody_watches_parses_no_event_data(
         return real(body, *args, **kwargs)
 
     monkeypatch.setattr(codec, "from_json", counted)
+    monkeypatch.setattr(memory_events, "_load_data", counted)
     async with open_store("memory://") as store, Runtime(store) as runtime:
         asked, _ = await runtime.ask("s", ASK_PAYLOAD, turn_id="t", tool_call_id="c")
         await runtime.answer(asked.id, {"answers": {"db": "SQLite"}})
         assert (await runtime.wait(asked.id)).output is not None
         assert parsed == []
         events = await store.read_events(0)
+        assert parsed == []  # the log hands out its events with their data made when read
         settled = await store.get_interaction(asked.id)
         assert settled is not None
     carried = [event.data for event in events if event.interaction_id]

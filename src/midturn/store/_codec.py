@@ -61,6 +61,7 @@ __all__ = [
     "settled_copy",
     "sort_key_time",
     "stored_event",
+    "stored_interaction_event",
     "unknown_cursor",
 ]
 
@@ -398,6 +399,32 @@ def interaction_event(
             "interaction_id": interaction_id,
             "at": at,
             DATA_LATER: (_carried_data, body, position),
+        },
+    )
+
+
+def stored_interaction_event(
+    event_id: int,
+    *,
+    type: EventType,
+    session_id: str,
+    turn_id: str,
+    interaction_id: str,
+    at: datetime,
+    body: bytes,
+    position: int | None,
+) -> Event:
+    """`interaction_event` as an `Event` a store kept (its data made when first read)."""
+    return from_fields(
+        Event,
+        {
+            "type": type,
+            "session_id": session_id,
+            "turn_id": turn_id,
+            "interaction_id": interaction_id,
+            "at": at,
+            DATA_LATER: (_carried_data, body, position),
+            "id": event_id,
         },
     )
 

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from midturn.contract._interactions import Event, EventType, NewEvent
-from midturn.store._codec import carried_json, stored_event
+from midturn.store._codec import carried_json, stored_event, stored_interaction_event
 
 __all__ = ["EventLog", "pack"]
 
@@ -131,6 +131,20 @@ class EventLog:
             session_ids.append(event_id)
 
     def event(self, position: int) -> Event:
+        shape, interaction_id = self.shapes[position], self.interaction_ids[position]
+        data = self.datas[position]
+        if (shape == _WHOLE or shape >= 0) and data is not None and interaction_id is not None:
+            # its interaction's JSON: the dict is parsed only if the event's data is read
+            return stored_interaction_event(
+                self.ids[position],
+                type=self.types[position],
+                session_id=self.session_ids[position],
+                turn_id=self.turn_ids[position],
+                interaction_id=interaction_id,
+                at=self.ats[position],
+                body=data,
+                position=None if shape == _WHOLE else shape,
+            )
         return stored_event(
             self.ids[position],
             type=self.types[position],
