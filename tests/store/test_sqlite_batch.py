@@ -15,6 +15,7 @@ from midturn.contract._interactions import Interaction, NewEvent
 from midturn.errors import UsageError
 from midturn.store import open_store
 from midturn.store._base import Store
+from midturn.store._sqlite_conn import SOLO_BATCHES
 
 
 def pending_ask(interaction_id: str) -> Interaction:
@@ -158,3 +159,36 @@ async def test_a_write_whose_caller_is_cancelled_in_its_batch_commits_and_is_ann
     assert heard.is_set()
     settled = await store.get_interaction("i1")
     assert settled is not None and settled.status == "cancelled"
+
+
+async def lone_write(store: Store, n: int) -> bool:
+    """One write by this task, with another callback ready to run (so company is
+    possible); whether the write gave the loop a turn before it returned."""
+    ran: list[int] = []
+    asyncio.get_running_loop().call_soon(ran.append, 1)
+    await store.append_events([turn_event(f"t{n}")])
+    return bool(ran)
+
+
+async def test_a_lone_writer_stops_waiting_for_company_that_never_comes(store: Store) -> None:
+    seen = statements(store)
+    waited = [await lone_write(store, n) for n in range(SOLO_BATCHES + 5)]
+    assert waited == [True] * SOLO_BATCHES + [False] * 5
+    assert seen.count("BEGIN") == seen.count("COMMIT") == SOLO_BATCHES + 5
+    assert "SAVEPOINT" not in seen
+    assert len(await store.read_events()) == SOLO_BATCHES + 5
+
+
+async def test_writes_of_two_tasks_in_one_iteration_batch_again(store: Store) -> None:
+    for n in range(SOLO_BATCHES):
+        await lone_write(store, n)
+    assert not await lone_write(store, SOLO_BATCHES)  # committing at once now
+    # Two tasks writing in one loop iteration: the first pair commit alone, then batch.
+    await asyncio.gather(*(store.append_events([turn_event(f"a{n}")]) for n in range(3)))
+    seen = statements(store)
+    created = await asyncio.gather(
+        *(store.create_interaction(pending_ask(f"i{n}"), [requested(f"i{n}")]) for n in range(5))
+    )
+    assert seen.count("BEGIN") == 1 and seen.count("COMMIT") == 1
+    assert [item.id for item, _, _ in created] == [f"i{n}" for n in range(5)]
+    assert await lone_write(store, 99)  # batching: a lone write waits a turn again

@@ -7,8 +7,10 @@ Two loops per process, both over the store, so a crash or a restart loses nothin
   escalation, due later), writing them and moving the cursor in one transaction (a
   compare-and-set: of several replicas, one writes each batch). It wakes on the runtime's
   tap (`Runtime.subscribe`), whose events it uses when they run on from the cursor
-  with no id missing (else it reads the log); while no destination is enabled it stays
-  idle (it writes nothing, and reads only the list of destinations, once a poll).
+  with no id missing (else it reads the log). While no destination is enabled it sleeps:
+  the runtime's events do not wake it, except the first one `poll_s` after its last look
+  at the list of destinations (one made through another replica), and `wake()` (one
+  made through this process) does.
 - **send**: a delivery due at once is written already leased to this process and sent
   straight away (no claim between the event and the POST); the others (retries,
   reminders, what a crashed process left) are claimed when due, with a lease
@@ -17,7 +19,10 @@ Two loops per process, both over the store, so a crash or a restart loses nothin
   with exponential backoff and jitter, or failed once the retry window has passed. A
   reminder or an escalation whose interaction has settled by then (here or on another
   replica) is cancelled, not sent; a settle also cancels them in the store as soon as
-  the fan-out reads it.
+  the fan-out reads it. While no destination is enabled and nothing is pending it
+  sleeps until woken (a new destination, a delivery written, `wake()`), or until the
+  next delivery is due; with destinations it also looks every `poll_s` (work another
+  replica queued).
 """
 
 from __future__ import annotations
@@ -162,17 +167,31 @@ class Notifier:
         self._log_woken.set()
         self._send_woken.set()
 
+    def _idle(self) -> bool:
+        """Whether the destinations are known and none is enabled."""
+        return self._destinations is not None and not self._destinations
+
     def _heard(self, event: Event) -> None:
+        if self._idle():
+            # Nothing to fan out (the log keeps the event). Look at the destinations
+            # again only if the last look is older than `poll_s`.
+            if time.monotonic() - self._destinations_at > self.options.poll_s:
+                self._log_woken.set()
+            return
         if len(self._heard_events) < _LOG_PAGE:
             self._heard_events[event.id] = event
         self._log_woken.set()
 
-    async def _wait(self, woken: asyncio.Event, timeout: float) -> None:
-        # asyncio.timeout, not wait_for: wait_for would wrap `woken.wait()` in a task of
-        # its own on every wait, and every event the runtime publishes wakes this
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout):
-                await woken.wait()
+    async def _wait(self, woken: asyncio.Event, timeout: float | None) -> None:
+        """Until `woken` is set, or `timeout` seconds (None: no limit) have passed."""
+        if timeout is None:
+            await woken.wait()
+        else:
+            # asyncio.timeout, not wait_for: wait_for would wrap `woken.wait()` in a
+            # task of its own on every wait, and every event the runtime publishes wakes this
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await woken.wait()
         woken.clear()
 
     # -- fan-out ---------------------------------------------------------------------
@@ -188,15 +207,19 @@ class Notifier:
                 await asyncio.sleep(_ERROR_PAUSE_S)
                 continue
             if not progressed:
-                await self._wait(self._log_woken, self.options.poll_s * 5)
+                idle = self._idle()  # then an event after `poll_s`, or wake(), wakes it
+                await self._wait(self._log_woken, None if idle else self.options.poll_s * 5)
 
     async def _enabled(self) -> list[WebhookDestination]:
         """The enabled destinations, re-read when woken and at least every `poll_s` (a
         change made through another replica)."""
         now = time.monotonic()
         if self._destinations is None or now - self._destinations_at > self.options.poll_s:
+            had = self._destinations
             self._destinations = [d for d in await self.store.list_webhooks() if d.enabled]
             self._destinations_at = now
+            if self._destinations and not had:
+                self._send_woken.set()  # the send loop slept while there were none
         return self._destinations
 
     async def _events_after(self, cursor: int) -> list[Event]:
@@ -424,21 +447,23 @@ class Notifier:
             except Exception:
                 log.exception("claiming notification deliveries failed; retrying")
                 pause = _ERROR_PAUSE_S
-            if pause > 0:
+            if pause is None or pause > 0:
                 await self._wait(self._send_woken, pause)
 
-    async def _send_once(self) -> float:
+    async def _send_once(self) -> float | None:
         """Claim what is due, if there is room; how long to wait before looking again
-        (woken sooner by a finished send or a new delivery). Idle, it only reads: when
-        the next delivery is due."""
+        (None: until woken; woken sooner by a finished send, a new delivery or a new
+        destination). Idle, it only reads: when the next delivery is due. With no
+        destination enabled, no other replica can be queuing work: no poll."""
         if len(self._inflight) >= self.options.concurrency:
             return self.options.poll_s
         due = await self.store.next_delivery_due()
         now = utcnow()
         if due is None:
-            return self.options.poll_s
+            return None if self._idle() else self.options.poll_s
         if due > now:
-            return min(self.options.poll_s, max(0.005, (due - now).total_seconds()))
+            wait = max(0.005, (due - now).total_seconds())
+            return wait if self._idle() else min(self.options.poll_s, wait)
         if await self._claim():
             return 0
         return min(self.options.poll_s, 0.05)  # (another process claimed them first)

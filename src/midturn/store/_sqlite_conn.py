@@ -19,7 +19,11 @@ caller gets its result, and its `done` runs, only once that COMMIT has succeeded
 the COMMIT fails, every write of the batch fails with it. Nothing waits to gather a batch:
 a write commits in the loop's next turn, or at once when nothing else is ready to run
 before that turn (then no other write could join it). A shared transaction pays BEGIN and
-COMMIT once, and each page its writes touch is one WAL frame, not one per write. A read
+COMMIT once, and each page its writes touch is one WAL frame, not one per write. Waiting
+for company costs the writer that loop turn, so a connection whose last `SOLO_BATCHES`
+batches each held one write stops opening batches: its writes commit at once, until two
+tasks write in one loop iteration again (one task's writes in a row cannot share a
+batch: it waits in each). A read
 that comes while a batch is open runs right after its COMMIT, before the writes of any
 later batch (inside it, it would see rows not yet committed, which might never be).
 
@@ -54,6 +58,7 @@ __all__ = [
     "BUSY_TIMEOUT_MS",
     "CHECKPOINT_EVERY",
     "CHECKPOINT_IDLE_S",
+    "SOLO_BATCHES",
     "Connection",
     "transaction",
 ]
@@ -64,6 +69,9 @@ CHECKPOINT_IDLE_S = 0.05
 CHECKPOINT_EVERY = 200
 """Writes after which the background checkpoint runs even if they never pause (each write
 adds a dozen pages to the WAL)."""
+SOLO_BATCHES = 8
+"""Batches in a row that held one write each, after which writes commit at once (no loop
+turn spent waiting for company) until two tasks write in one loop iteration."""
 AUTOCHECKPOINT_PAGES = 20_000
 """The writing connection's own checkpoint, should the background one fall behind."""
 
@@ -95,9 +103,10 @@ class _Batch:
     """The writes sharing the transaction open on the loop's thread (see the module
     doc): what to call once it commits, the reads waiting for it, and how it ended."""
 
-    __slots__ = ("dones", "error", "finished", "reads", "waiter")
+    __slots__ = ("dones", "error", "finished", "reads", "waiter", "writes")
 
     def __init__(self) -> None:
+        self.writes = 1  # the write that opened it, and each that joined
         self.dones: list[Callable[[], None]] = []
         self.reads: list[tuple[Callable[[Db], Any], asyncio.Future[Any]]] = []
         self.finished = False
@@ -154,6 +163,12 @@ class Connection:
         self._worker = worker
         self._lock = threading.Lock()
         self._batch: _Batch | None = None  # the transaction open on the loop's thread
+        # Whether a write may open a batch (see the module doc): cleared after
+        # `SOLO_BATCHES` batches of one write in a row, set again when, in one loop
+        # iteration, a lone write follows another task's (`_lone_task`).
+        self._batching = True
+        self._solo = 0
+        self._lone_task: object | None = None
         # Set by the event loop's thread: writes committed, when the last one was.
         self._writes = 0
         self._last_write = 0.0
@@ -258,8 +273,10 @@ class Connection:
                 self._lock.release()
                 raise
             loop = asyncio.get_running_loop()
-            if not _company_possible(loop):
+            if not (self._batching and _company_possible(loop)):
                 self._commit_alone()
+                if not self._batching:
+                    self._look_for_company(loop)
                 if done is not None:
                     done(result)
                 return result
@@ -305,6 +322,20 @@ class Connection:
         finally:
             self._lock.release()
 
+    def _look_for_company(self, loop: asyncio.AbstractEventLoop) -> None:
+        """(After a lone write while not batching.) Batch again if another task wrote
+        alone in this loop iteration: that write could have joined this one's batch."""
+        task = asyncio.current_task(loop)
+        if self._lone_task is None:
+            self._lone_task = task
+            loop.call_soon(self._iteration_over)
+        elif self._lone_task is not task:
+            self._batching = True
+            self._solo = 0
+
+    def _iteration_over(self) -> None:
+        self._lone_task = None
+
     def _join(self, batch: _Batch, operation: Callable[[Db], T]) -> T:
         """A write joining the open batch, in a SAVEPOINT of its own."""
         db = self.db
@@ -319,6 +350,7 @@ class Connection:
                 self._finish(batch, error)
             raise
         db.execute("RELEASE midturn_write")
+        batch.writes += 1
         return result
 
     def _commit(self, batch: _Batch) -> None:
@@ -335,6 +367,12 @@ class Connection:
             self._finish(batch, error)
             return
         self._finish(batch, None)
+        if batch.writes > 1:
+            self._solo = 0
+        else:
+            self._solo += 1
+            if self._solo >= SOLO_BATCHES:
+                self._batching = False
         for done in batch.dones:
             try:
                 done()
