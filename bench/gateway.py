@@ -169,16 +169,29 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _limits(n: int) -> httpx.Limits:
-    return httpx.Limits(max_connections=n, max_keepalive_connections=n)
+# How long the answerer's clients keep an idle connection: below the gateway's own
+# keep-alive (75 s, `_serve.py`), above httpx's 5 s, which a client of the answerer's
+# free list reaches whenever 64 round trips take more than 5 s (under callgrind, cProfile
+# or a loaded machine): it then opened a connection for every answer, counted in the
+# server's turns, callbacks, tasks and instructions per round trip.
+ANSWERER_KEEPALIVE_S = 60.0
 
 
-def _clients(url: str, count: int, **options: Any) -> list[httpx.AsyncClient]:
+def _limits(n: int, keepalive_s: float = 5.0) -> httpx.Limits:
+    return httpx.Limits(
+        max_connections=n, max_keepalive_connections=n, keepalive_expiry=keepalive_s
+    )
+
+
+def _clients(
+    url: str, count: int, keepalive_s: float = 5.0, **options: Any
+) -> list[httpx.AsyncClient]:
     """`count` keep-alive clients of one connection each, one per concurrent caller.
     (httpcore's pool checks every pooled connection on every request, so one client
     shared by 64 callers spends most of the load generator's CPU scanning its pool.)
     Both sides are driven through this same helper."""
-    return [httpx.AsyncClient(base_url=url, limits=_limits(1), **options) for _ in range(count)]
+    limits = _limits(1, keepalive_s)
+    return [httpx.AsyncClient(base_url=url, limits=limits, **options) for _ in range(count)]
 
 
 class _FreeList:
@@ -213,7 +226,7 @@ class Answerer:
         self.http = httpx.AsyncClient(
             base_url=url, headers=auth, timeout=httpx.Timeout(30, read=None), limits=_limits(1)
         )
-        self.posting = _FreeList(_clients(url, 64, headers=auth, timeout=30))
+        self.posting = _FreeList(_clients(url, 64, ANSWERER_KEEPALIVE_S, headers=auth, timeout=30))
         self.errors = 0
         self._tasks: set[asyncio.Task[None]] = set()
         self._follow: asyncio.Task[None] | None = None
