@@ -5,6 +5,7 @@ them and map the results to HTTP."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Query, Request
@@ -87,12 +88,17 @@ async def read_interaction(
     this process comes back with its secret values, which only the asking side gets."""
     if wait > 0:
         state.metrics.waiting_requests += 1
+        polls = state.polls
+        polls[interaction_id] += 1
         try:
             waited = await state.until_closing(
                 state.runtime.wait(interaction_id, timeout=wait), request
             )
         finally:
             state.metrics.waiting_requests -= 1
+            polls[interaction_id] -= 1
+            if polls[interaction_id] <= 0:
+                del polls[interaction_id]
         if waited is None:
             waited = Settled.of(await state.runtime.get(interaction_id))
     else:
@@ -132,6 +138,12 @@ async def answer(
     interaction = settled.interaction
     if not settled.duplicate:
         state.metrics.observe_settle(interaction.created_at, interaction.settled_at)
+        if interaction_id in state.polls:
+            # The settle woke a long-poll held here: its task runs in the loop's next
+            # step. Step aside once, so that its response leaves first (the agent waits
+            # on it; the answerer only on this one), not behind this one's body, write
+            # and log line, nor behind the core this write hands to the answerer.
+            await asyncio.sleep(0)
     return ModelResponse(
         AnswerOut(
             interaction=interaction,

@@ -183,6 +183,8 @@ class GatewayState:
     _owners: OrderedDict[str, tuple[InteractionKind, str]] = field(
         init=False, default_factory=OrderedDict
     )
+    polls: Counter[str] = field(init=False, default_factory=Counter)
+    """The long-polls this gateway holds, by interaction id (`_routes_asks`)."""
 
     def __post_init__(self) -> None:
         self.hub = EventHub(
