@@ -49,6 +49,9 @@ async def test_the_person_answers_the_servers_form_through_midturn(
                 client.call_tool("deploy", {"service": "billing"}), SAFETY_S
             )
         assert text_of(result) == expected
+        # the person's answer is recorded once its own response is in, which over HTTP
+        # may come after the agent's (the gateway answers a woken long-poll first)
+        await asyncio.wait_for(person.finished(), SAFETY_S)
         [response] = person.responses
         asked = response.interaction
         assert asked.dialect == "mcp-elicitation"
