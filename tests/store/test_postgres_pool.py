@@ -312,6 +312,68 @@ async def test_a_statement_costs_its_caller_no_turns_of_the_loop_for_the_pool(
     assert min(writes) <= 6, writes
 
 
+async def test_a_write_sends_its_statement_in_its_callers_own_step(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write runs in a task of its own (a cancelled caller does not cut it short), but
+    its first step, up to its statement sent, runs in the caller's step when a pooled
+    connection is idle: a task's first step waited for a turn of the loop, behind all
+    of the loop's other work (under a crowd, milliseconds before the statement went)."""
+    async with open_store(url) as store:
+        assert isinstance(store, PostgresStore)
+        warm = make_ask("ia_eager_warm", turn_id="tw")
+        await store.create_interaction(warm, [requested(warm)])
+        await store.settle(warm.id, status="answered", result=RESULT, events=[answered(warm)])
+        turns = _Turns(monkeypatch)
+        sent: list[int] = []
+        extended = asyncpg.connection.Connection._execute
+
+        async def noted(connection: object, *args: object, **kwargs: object) -> object:
+            sent.append(turns.count)
+            return await extended(connection, *args, **kwargs)
+
+        monkeypatch.setattr(asyncpg.connection.Connection, "_execute", noted)
+        item = make_ask("ia_eager", turn_id="t1")
+        marks = [turns.count]
+        await store.create_interaction(item, [requested(item)])
+        marks.append(turns.count)
+        await store.settle(item.id, status="answered", result=RESULT, events=[answered(item)])
+        assert sent == marks
+        assert (await store.get_interaction(item.id)).status == "answered"  # type: ignore[union-attr]
+
+
+async def test_a_caller_cancelled_once_its_statement_went_leaves_the_write_to_finish(
+    url: str,
+) -> None:
+    """The write's first step ran in the caller's task; from then on the write's task
+    waits for the reply, and cancelling the caller cancels only the caller."""
+    async with open_store(url) as store:
+        assert isinstance(store, PostgresStore)
+        warm = make_ask("ia_cancel_warm", turn_id="tw")
+        await store.create_interaction(warm, [requested(warm)])
+        item = make_ask("ia_cancel_settle", turn_id="t1")
+        await store.create_interaction(item, [requested(item)])
+        heard: list[int] = []
+        store.add_listener(heard.append)
+        settling = asyncio.ensure_future(
+            store.settle(item.id, status="answered", result=RESULT, events=[answered(item)])
+        )
+        await asyncio.sleep(0)  # its first step: the statement sent
+        settling.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await settling
+        for _ in range(int(SAFETY_S / 0.01)):
+            if heard:
+                break
+            await asyncio.sleep(0.01)
+        assert heard == [3]  # the settle's event, announced by the write's task
+        settled = await store.get_interaction(item.id)
+        assert settled is not None and settled.status == "answered"
+        # the pool's connection came back: the next write goes on it
+        again = await store.settle(item.id, status="answered", result=RESULT)
+        assert not again.won
+
+
 async def test_callers_beyond_the_pool_wait_and_get_a_connection_handed_over(url: str) -> None:
     async with open_store(url) as store:  # pool_max=1
         assert isinstance(store, PostgresStore)

@@ -54,7 +54,7 @@ How it stays correct with many processes:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Generator, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -333,11 +333,19 @@ class PostgresStore(PostgresOutbox, Store):
             self._hold_timer = None
         self._heard_up_to(ready)
 
-    async def _shielded(self, work: Callable[[], Awaitable[T]]) -> T:
+    async def _shielded(self, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
         """`await work()`, shielded from the caller's cancellation: once sent, a statement
         may commit whatever the caller does, so the work runs to its end in a task of
         its own and its events are announced — a committed event is never left
         unannounced in this process.
+
+        The work's first step runs in the caller's own step when a pooled connection is
+        idle (`Connections.ready`): its statement is on its way before the loop turns,
+        where a task's first step waits a turn behind the loop's other work (under a
+        crowd, milliseconds). The task then takes the work on from where it waits
+        (`_carry_on`); a caller cancelled from then on cancels only its own wait. With
+        no idle connection the work starts in its task: taking a connection may open
+        one, under a timeout that must belong to the task that runs it.
 
         The task hands its result to the caller itself, then announces: the caller,
         woken first, runs on before any task a listener wakes. The runtime, which skips
@@ -365,7 +373,15 @@ class PostgresStore(PostgresOutbox, Store):
             finally:
                 self._written(write)
 
-        task = asyncio.ensure_future(run())
+        steps = run()
+        if self._db().ready():
+            try:
+                waiting_for = steps.send(None)
+            except StopIteration:  # done without waiting: `handed` holds the outcome
+                return await handed
+            task = asyncio.ensure_future(_carry_on(steps, waiting_for))
+        else:
+            task = asyncio.ensure_future(steps)
         task.add_done_callback(_retrieve)
         return await handed
 
@@ -853,6 +869,43 @@ def _unstorable(*identifiers: str | None) -> bool:
     """Whether any identifier holds a NUL character: PostgreSQL text cannot, so no row
     has it (writes refuse it), and a query with it would fail rather than find nothing."""
     return any(value is not None and "\x00" in value for value in identifiers)
+
+
+async def _carry_on(steps: Coroutine[Any, Any, None], waiting_for: Any) -> None:
+    """Run `steps`, a coroutine whose first step ran elsewhere, on to its end, from
+    where that step left it: waiting for the future `waiting_for` (None: for a turn of
+    the loop). Each wait is this task's, as if the coroutine had run in it from the
+    start; a cancellation of this task goes into the coroutine where it waits."""
+    while True:
+        try:
+            await _Awaiting(waiting_for)
+        except BaseException as error:  # cancelled (the loop closing): into the work
+            try:
+                waiting_for = steps.throw(error)
+            except StopIteration:
+                return
+            continue
+        try:
+            waiting_for = steps.send(None)
+        except StopIteration:
+            return
+
+
+class _Awaiting:
+    """Awaited: wait until `future` is done (None: for one turn of the loop), leaving
+    its outcome to the coroutine that yielded it, which reads it when resumed."""
+
+    __slots__ = ("future",)
+
+    def __init__(self, future: Any) -> None:
+        self.future = future
+
+    def __await__(self) -> Generator[Any, None, None]:
+        if self.future is None:
+            yield None
+        elif not self.future.done():
+            self.future._asyncio_future_blocking = True
+            yield self.future
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:

@@ -80,6 +80,11 @@ class Connections:
         else:
             self.give(connection)
 
+    def ready(self) -> bool:
+        """Whether `take` has a connection idle, to hand out with no await (it still
+        checks the connection is open)."""
+        return bool(self._idle)
+
     async def take(self) -> Any:
         """An idle connection, a new one from the pool while fewer than `size` are
         taken, or the next one given back."""
