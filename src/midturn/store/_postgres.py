@@ -139,17 +139,13 @@ class PostgresStore(PostgresOutbox, Store):
         self._flying: set[int] = set()
         """The writes of this store in flight (a number each, from `_writes`)."""
         self._writes = 0
-        self._held: list[tuple[int, set[int]]] = []
-        """Ids not yet announced, each with the writes in flight it waits for (see
-        `_written`)."""
+        self._held: list[tuple[int, int]] = []
+        """Ids not yet announced, each with the newest write begun when it was held: it
+        waits until none of the writes up to that one is in flight (see `_written`)."""
         self._drawn: tuple[int, int] | None = None
         """The first and last id a write drew, from `_appended` to `_written` (both in
         the write's last step)."""
         self._hold_timer: asyncio.TimerHandle | None = None
-        self._held_back = 0
-        self._unannounced = 0
-        """The newest id this store appended (its listeners are told of it by
-        `_shielded`)."""
         self._queues: dict[str, tuple[int, str, bool]] = {}
         """Per session, as this store's last write of it left the queue: the number
         pending, a turn, and whether that turn waits (the queue a park expects)."""
@@ -266,7 +262,7 @@ class PostgresStore(PostgresOutbox, Store):
             # Perhaps a write of this store, whose caller has not had its ids yet (the
             # notification can come in before the statement's result): held back until
             # the writes in flight now have ended, or `NOTIFY_HOLD_S` at most.
-            self._hold(last_event_id, set(self._flying))
+            self._hold(last_event_id)
             return
         self._heard_up_to(last_event_id)
 
@@ -298,33 +294,33 @@ class PostgresStore(PostgresOutbox, Store):
         appended = tuple(
             event_from(new, event_id) for new, event_id in zip(events, ids, strict=True)
         )
-        self._unannounced = max(self._unannounced, ids[-1])
         self._drawn = (ids[0], ids[-1])
         return appended
 
     def _announce(self) -> None:
-        """Tell the listeners of every event this store has appended, and of what a
-        notification held back (`_on_payload`) said, whatever they wait for (after
+        """Tell the listeners of every id held, whatever it waits for (after
         `NOTIFY_HOLD_S`: a write in flight that long is stuck, not late)."""
-        self._held, self._hold_timer = [], None
-        self._heard_up_to(max(self._unannounced, self._held_back))
+        held, self._held, self._hold_timer = self._held, [], None
+        self._heard_up_to(max((last_event_id for last_event_id, _ in held), default=0))
 
-    def _hold(self, last_event_id: int, writes: set[int]) -> None:
-        """Announce `last_event_id` once `writes` have ended, or `NOTIFY_HOLD_S` after
-        the oldest id held now at most."""
-        self._held_back = max(self._held_back, last_event_id)
-        self._held.append((last_event_id, writes))
+    def _hold(self, last_event_id: int) -> None:
+        """Announce `last_event_id` once the writes in flight now have ended (those
+        begun up to the newest, `_writes`, as no write begun later can be one of them),
+        or `NOTIFY_HOLD_S` after the oldest id held now at most."""
+        self._held.append((last_event_id, self._writes))
         if self._hold_timer is None:
             loop = asyncio.get_running_loop()
             self._hold_timer = loop.call_later(NOTIFY_HOLD_S, self._announce)
 
     def _release(self) -> None:
-        """Announce the newest held id below which no held id still waits for a write."""
+        """Announce the newest held id below which no held id still waits for a write:
+        one held at write `n` waits while a write numbered `n` or less is in flight."""
+        oldest = min(self._flying, default=self._writes + 1)
         ready = 0
-        waiting: list[tuple[int, set[int]]] = []
-        for last_event_id, writes in sorted(self._held, key=lambda held: held[0]):
-            if writes or waiting:
-                waiting.append((last_event_id, writes))
+        waiting: list[tuple[int, int]] = []
+        for last_event_id, newest in sorted(self._held):
+            if waiting or newest >= oldest:
+                waiting.append((last_event_id, newest))
             else:
                 ready = last_event_id
         self._held = waiting
@@ -398,14 +394,12 @@ class PostgresStore(PostgresOutbox, Store):
         the wait ends with the writes in flight now."""
         drawn, self._drawn = self._drawn, None
         self._flying.discard(write)
-        for _, writes in self._held:
-            writes.discard(write)
         if drawn is not None:
             first, last = drawn
             if first > self._heard + 1 and self._flying:
-                self._hold(last, set(self._flying))
+                self._hold(last)
             else:
-                self._held.append((last, set()))
+                self._held.append((last, 0))  # waits for no write, only for lower ids held
         self._release()
 
     def _session_key(self, session_id: str) -> int:
