@@ -374,6 +374,35 @@ async def test_a_caller_cancelled_once_its_statement_went_leaves_the_write_to_fi
         assert not again.won
 
 
+async def test_a_write_costs_its_caller_no_more_turns_of_the_loop_than_a_read(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The caller's task waits for a write's reply itself (a wait its cancellation does
+    not cut short) and goes on from the reply's turn: a write's task handed it the
+    result a turn later, after starting a turn late (4 turns a write, 2 a read)."""
+    async with open_store(url) as store:
+        assert isinstance(store, PostgresStore)
+        for warm in range(3):  # the statements prepared
+            item = make_ask(f"ia_wwarm_{warm}", turn_id=f"tw{warm}")
+            await store.create_interaction(item, [requested(item)])
+            await store.get_interaction(item.id)
+            await store.settle(item.id, status="answered", result=RESULT, events=[answered(item)])
+        turns = _Turns(monkeypatch)
+        reads, writes = [], []
+        for n in range(10):
+            item = make_ask(f"ia_wturns_{n}", turn_id=f"t{n}")
+            mark = turns.count
+            await store.create_interaction(item, [requested(item)])
+            writes.append(turns.count - mark)
+            mark = turns.count
+            await store.get_interaction(item.id)
+            reads.append(turns.count - mark)
+            mark = turns.count
+            await store.settle(item.id, status="answered", result=RESULT, events=[answered(item)])
+            writes.append(turns.count - mark)
+    assert min(writes) <= min(reads), (reads, writes)
+
+
 async def test_callers_beyond_the_pool_wait_and_get_a_connection_handed_over(url: str) -> None:
     async with open_store(url) as store:  # pool_max=1
         assert isinstance(store, PostgresStore)

@@ -335,13 +335,17 @@ class PostgresStore(PostgresOutbox, Store):
         its own and its events are announced — a committed event is never left
         unannounced in this process.
 
-        The work's first step runs in the caller's own step when a pooled connection is
-        idle (`Connections.ready`): its statement is on its way before the loop turns,
-        where a task's first step waits a turn behind the loop's other work (under a
-        crowd, milliseconds). The task then takes the work on from where it waits
-        (`_carry_on`); a caller cancelled from then on cancels only its own wait. With
-        no idle connection the work starts in its task: taking a connection may open
-        one, under a timeout that must belong to the task that runs it.
+        When a pooled connection is idle (`Connections.ready`), the caller's task runs
+        the work itself as far as its statement's reply: its statement is sent in the
+        caller's own step, where a task's first step waited a turn behind the loop's
+        other work (under a crowd, milliseconds), and the caller goes on from the
+        reply's turn, where a task would hand it the result a turn later. That wait is
+        not cut short by the caller's cancellation (`_Uncancelled`: the cancellation
+        lands once the reply is in, and the work goes on in a task). Work that waits
+        again (a second statement, a connection to replace) goes on in a task
+        (`_carry_on`). With no idle connection the work starts in its task: taking a
+        connection may open one, under a timeout that must belong to the task that runs
+        it, and must be free to cancel it.
 
         The task hands its result to the caller itself, then announces: the caller,
         woken first, runs on before any task a listener wakes. The runtime, which skips
@@ -370,14 +374,24 @@ class PostgresStore(PostgresOutbox, Store):
                 self._written(write)
 
         steps = run()
-        if self._db().ready():
-            try:
-                waiting_for = steps.send(None)
-            except StopIteration:  # done without waiting: `handed` holds the outcome
-                return await handed
-            task = asyncio.ensure_future(_carry_on(steps, waiting_for))
-        else:
+        if not self._db().ready():
             task = asyncio.ensure_future(steps)
+            task.add_done_callback(_retrieve)
+            return await handed
+        try:
+            waiting_for = steps.send(None)  # up to the statement sent
+            if waiting_for is not None:
+                try:
+                    await _Uncancelled(waiting_for)
+                except asyncio.CancelledError:  # the reply is in: the work goes on alone
+                    asyncio.ensure_future(_carry_on(steps, waiting_for)).add_done_callback(
+                        _retrieve
+                    )
+                    raise
+            waiting_for = steps.send(None)  # the reply read, the result handed
+        except StopIteration:  # `run` has ended: `handed` holds the outcome
+            return handed.result()
+        task = asyncio.ensure_future(_carry_on(steps, waiting_for))
         task.add_done_callback(_retrieve)
         return await handed
 
@@ -900,6 +914,47 @@ class _Awaiting:
         elif not self.future.done():
             self.future._asyncio_future_blocking = True
             yield self.future
+
+
+class _Uncancelled:
+    """Awaited: wait for `future` to be done, leaving its outcome to the coroutine that
+    yielded it, in a way the waiting task's cancellation does not cancel it (asyncio's
+    protocol for a future-like object: a task that is cancelled while it waits cancels
+    what it waits for, and here that refuses; the task's cancellation then lands once
+    `future` is done). The task is woken straight from `future`'s done callbacks, with
+    no turn of the loop between, as if it waited for `future` itself."""
+
+    __slots__ = ("_asyncio_future_blocking", "_future")
+
+    def __init__(self, future: asyncio.Future[Any]) -> None:
+        self._future = future
+        self._asyncio_future_blocking = False
+
+    def __await__(self) -> Generator[Any, None, None]:
+        if not self._future.done():
+            self._asyncio_future_blocking = True
+            yield self
+
+    def get_loop(self) -> asyncio.AbstractEventLoop:
+        return self._future.get_loop()
+
+    def add_done_callback(self, callback: Callable[[Any], object], *, context: Any = None) -> None:
+        self._future.add_done_callback(lambda _: callback(self), context=context)
+
+    def cancel(self, msg: object = None) -> bool:
+        return False
+
+    def cancelled(self) -> bool:
+        return False
+
+    def done(self) -> bool:
+        return self._future.done()
+
+    def result(self) -> None:
+        """Nothing: the outcome is the coroutine's to read from `future`."""
+
+    def exception(self) -> None:
+        """Nothing, as `result`."""
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
