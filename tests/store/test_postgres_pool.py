@@ -403,6 +403,60 @@ async def test_a_write_costs_its_caller_no_more_turns_of_the_loop_than_a_read(
     assert min(writes) <= min(reads), (reads, writes)
 
 
+async def test_a_write_that_waits_for_a_connection_costs_its_caller_no_more_turns(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that finds the pool's connections taken waits for one in its caller's
+    task too: from the connection's hand-over, a turn to send its statement, the
+    reply's two and this test's own wake-up (4), where a write's task also handed the
+    result back a turn later (5)."""
+    async with open_store(url) as store:  # a pool of one
+        assert isinstance(store, PostgresStore)
+        warm = make_ask("ia_hwarm", turn_id="tw")
+        await store.create_interaction(warm, [requested(warm)])
+        await store.get_interaction(warm.id)
+        turns = _Turns(monkeypatch)
+        costs = []
+        for n in range(10):
+            item = make_ask(f"ia_handed_{n}", turn_id=f"t{n}")
+            connection = await store._db().acquire()
+            parking = asyncio.ensure_future(store.create_interaction(item, [requested(item)]))
+            await asyncio.sleep(0)  # waiting for the one connection
+            mark = turns.count
+            await store._db().release(connection)
+            await parking
+            costs.append(turns.count - mark)
+            reading = await store.get_interaction(item.id)
+            assert reading == item
+    assert min(costs) <= 4, costs
+
+
+async def test_a_write_whose_caller_gives_up_waiting_for_a_connection_completes(
+    url: str,
+) -> None:
+    """Its caller's cancellation lands once the connection is handed over; the write
+    then goes on in a task of its own, whole, and is announced."""
+    async with open_store(url) as store:  # a pool of one
+        assert isinstance(store, PostgresStore)
+        ask = make_ask("ia_gives_up")
+        heard: list[int] = []
+        store.add_listener(heard.append)
+        connection = await store._db().acquire()
+        parking = asyncio.ensure_future(store.create_interaction(ask, [requested(ask)]))
+        await asyncio.sleep(0)  # waiting for the one connection
+        parking.cancel()
+        await asyncio.sleep(0.05)
+        await store._db().release(connection)
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(parking, SAFETY_S)
+        for _ in range(int(SAFETY_S / 0.01)):
+            if heard:
+                break
+            await asyncio.sleep(0.01)
+        assert heard == [1]
+        assert await store.get_interaction(ask.id) == ask
+
+
 async def test_callers_beyond_the_pool_wait_and_get_a_connection_handed_over(url: str) -> None:
     async with open_store(url) as store:  # pool_max=1
         assert isinstance(store, PostgresStore)

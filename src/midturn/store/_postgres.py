@@ -335,17 +335,14 @@ class PostgresStore(PostgresOutbox, Store):
         its own and its events are announced — a committed event is never left
         unannounced in this process.
 
-        When a pooled connection is idle (`Connections.ready`), the caller's task runs
-        the work itself as far as its statement's reply: its statement is sent in the
-        caller's own step, where a task's first step waited a turn behind the loop's
-        other work (under a crowd, milliseconds), and the caller goes on from the
-        reply's turn, where a task would hand it the result a turn later. That wait is
-        not cut short by the caller's cancellation (`_Uncancelled`: the cancellation
-        lands once the reply is in, and the work goes on in a task). Work that waits
-        again (a second statement, a connection to replace) goes on in a task
-        (`_carry_on`). With no idle connection the work starts in its task: taking a
-        connection may open one, under a timeout that must belong to the task that runs
-        it, and must be free to cancel it.
+        The caller's own task runs the work: its statement is sent in the caller's
+        step, where a task's first step waited a turn behind the loop's other work
+        (under a crowd, milliseconds), and the caller goes on from the reply's turn,
+        where a task handed it the result a turn later. Its waits (for a connection,
+        for a reply) are not cut short by the caller's cancellation (`_Uncancelled`):
+        the cancellation lands once the wait is over, and the work goes on from there
+        in a task of its own (`_carry_on`). (No timeout of asyncio's runs in the work:
+        `Connections` opens a connection in a task of its own.)
 
         The task hands its result to the caller itself, then announces: the caller,
         woken first, runs on before any task a listener wakes. The runtime, which skips
@@ -374,26 +371,19 @@ class PostgresStore(PostgresOutbox, Store):
                 self._written(write)
 
         steps = run()
-        if not self._db().ready():
-            task = asyncio.ensure_future(steps)
-            task.add_done_callback(_retrieve)
-            return await handed
         try:
-            waiting_for = steps.send(None)  # up to the statement sent
-            if waiting_for is not None:
-                try:
-                    await _Uncancelled(waiting_for)
-                except asyncio.CancelledError:  # the reply is in: the work goes on alone
-                    asyncio.ensure_future(_carry_on(steps, waiting_for)).add_done_callback(
-                        _retrieve
-                    )
-                    raise
-            waiting_for = steps.send(None)  # the reply read, the result handed
+            waiting_for = steps.send(None)  # up to the statement sent, or a connection
+            while True:
+                if waiting_for is not None:
+                    try:
+                        await _Uncancelled(waiting_for)
+                    except asyncio.CancelledError:  # the wait is over: the work goes on alone
+                        task = asyncio.ensure_future(_carry_on(steps, waiting_for))
+                        task.add_done_callback(_retrieve)
+                        raise
+                waiting_for = steps.send(None)
         except StopIteration:  # `run` has ended: `handed` holds the outcome
             return handed.result()
-        task = asyncio.ensure_future(_carry_on(steps, waiting_for))
-        task.add_done_callback(_retrieve)
-        return await handed
 
     def _written(self, write: int) -> None:
         """A write has ended: announce its ids, and what waited for it.
