@@ -331,9 +331,9 @@ class PostgresStore(PostgresOutbox, Store):
 
     async def _shielded(self, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
         """`await work()`, shielded from the caller's cancellation: once sent, a statement
-        may commit whatever the caller does, so the work runs to its end in a task of
-        its own and its events are announced — a committed event is never left
-        unannounced in this process.
+        may commit whatever the caller does, so the work always runs to its end and its
+        events are announced — a committed event is never left unannounced in this
+        process.
 
         The caller's own task runs the work: its statement is sent in the caller's
         step, where a task's first step waited a turn behind the loop's other work
@@ -344,12 +344,12 @@ class PostgresStore(PostgresOutbox, Store):
         in a task of its own (`_carry_on`). (No timeout of asyncio's runs in the work:
         `Connections` opens a connection in a task of its own.)
 
-        The task hands its result to the caller itself, then announces: the caller,
-        woken first, runs on before any task a listener wakes. The runtime, which skips
-        its own events by the ids a write returned when it follows the log, has those
-        ids by then; told earlier, its log reader woke first and read them back from the
-        database, about once per round trip. (Not `asyncio.shield`: it hands the result
-        on from the task's done callback, one turn of the event loop later.)"""
+        `run` hands the result over (`handed`), then announces: the caller, which has
+        the result in the same step (or, cancelled, the work's task, which hands it to
+        nobody), runs on before any task a listener wakes. The runtime, which skips its
+        own events by the ids a write returned when it follows the log, has those ids
+        by then; told earlier, its log reader woke first and read them back from the
+        database, about once per round trip."""
         handed: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._writes += 1
         write = self._writes
