@@ -19,6 +19,7 @@ from tests._postgres import fresh_schema
 
 from midturn.runtime import Runtime
 from midturn.store import open_store
+from midturn.store._postgres import PostgresStore
 from midturn.testing.conformance._data import note
 
 pytest.importorskip("asyncpg")
@@ -112,3 +113,33 @@ async def test_a_write_returning_before_an_earlier_one_is_announced_after_it(
         assert [event.id for event in (*earlier, *second)] == [1, 2]
         await asyncio.sleep(0)
         assert heard == [2]
+
+
+async def test_a_held_id_waits_for_the_writes_in_flight_when_held_not_for_later_ones() -> None:
+    """The announcement's bookkeeping alone (no server): ids held while writes fly wait
+    for those writes, not for writes begun after them (under a crowd some write is
+    always in flight), and go out in increasing order."""
+    store = PostgresStore("postgresql://nobody@127.0.0.1:1/none")
+    heard: list[int] = []
+    store.add_listener(heard.append)
+    store._heard = 3
+
+    def begin() -> int:
+        store._writes += 1
+        store._flying.add(store._writes)
+        return store._writes
+
+    def end(write: int, ids: list[int]) -> None:
+        store._appended([note("s1")] * len(ids), ids)
+        store._written(write)
+
+    first, second = begin(), begin()
+    end(second, [5])  # id 4 may be the first write's, still on its way
+    store._on_payload("6:")  # another replica's, heard while the first write flies
+    later = begin()
+    assert heard == []
+    end(first, [4])  # the write begun later is still in flight: not waited for
+    assert heard == [6]
+    end(later, [7])
+    assert heard == [6, 7]
+    assert store._held == [] and store._hold_timer is None

@@ -312,6 +312,151 @@ async def test_a_statement_costs_its_caller_no_turns_of_the_loop_for_the_pool(
     assert min(writes) <= 6, writes
 
 
+async def test_a_write_sends_its_statement_in_its_callers_own_step(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write runs in a task of its own (a cancelled caller does not cut it short), but
+    its first step, up to its statement sent, runs in the caller's step when a pooled
+    connection is idle: a task's first step waited for a turn of the loop, behind all
+    of the loop's other work (under a crowd, milliseconds before the statement went)."""
+    async with open_store(url) as store:
+        assert isinstance(store, PostgresStore)
+        warm = make_ask("ia_eager_warm", turn_id="tw")
+        await store.create_interaction(warm, [requested(warm)])
+        await store.settle(warm.id, status="answered", result=RESULT, events=[answered(warm)])
+        turns = _Turns(monkeypatch)
+        sent: list[int] = []
+        extended = asyncpg.connection.Connection._execute
+
+        async def noted(connection: object, *args: object, **kwargs: object) -> object:
+            sent.append(turns.count)
+            return await extended(connection, *args, **kwargs)
+
+        monkeypatch.setattr(asyncpg.connection.Connection, "_execute", noted)
+        item = make_ask("ia_eager", turn_id="t1")
+        marks = [turns.count]
+        await store.create_interaction(item, [requested(item)])
+        marks.append(turns.count)
+        await store.settle(item.id, status="answered", result=RESULT, events=[answered(item)])
+        assert sent == marks
+        assert (await store.get_interaction(item.id)).status == "answered"  # type: ignore[union-attr]
+
+
+async def test_a_caller_cancelled_once_its_statement_went_leaves_the_write_to_finish(
+    url: str,
+) -> None:
+    """The write's first step ran in the caller's task; from then on the write's task
+    waits for the reply, and cancelling the caller cancels only the caller."""
+    async with open_store(url) as store:
+        assert isinstance(store, PostgresStore)
+        warm = make_ask("ia_cancel_warm", turn_id="tw")
+        await store.create_interaction(warm, [requested(warm)])
+        item = make_ask("ia_cancel_settle", turn_id="t1")
+        await store.create_interaction(item, [requested(item)])
+        heard: list[int] = []
+        store.add_listener(heard.append)
+        settling = asyncio.ensure_future(
+            store.settle(item.id, status="answered", result=RESULT, events=[answered(item)])
+        )
+        await asyncio.sleep(0)  # its first step: the statement sent
+        settling.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await settling
+        for _ in range(int(SAFETY_S / 0.01)):
+            if heard:
+                break
+            await asyncio.sleep(0.01)
+        assert heard == [3]  # the settle's event, announced by the write's task
+        settled = await store.get_interaction(item.id)
+        assert settled is not None and settled.status == "answered"
+        # the pool's connection came back: the next write goes on it
+        again = await store.settle(item.id, status="answered", result=RESULT)
+        assert not again.won
+
+
+async def test_a_write_costs_its_caller_no_more_turns_of_the_loop_than_a_read(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The caller's task waits for a write's reply itself (a wait its cancellation does
+    not cut short) and goes on from the reply's turn: a write's task handed it the
+    result a turn later, after starting a turn late (4 turns a write, 2 a read)."""
+    async with open_store(url) as store:
+        assert isinstance(store, PostgresStore)
+        for warm in range(3):  # the statements prepared
+            item = make_ask(f"ia_wwarm_{warm}", turn_id=f"tw{warm}")
+            await store.create_interaction(item, [requested(item)])
+            await store.get_interaction(item.id)
+            await store.settle(item.id, status="answered", result=RESULT, events=[answered(item)])
+        turns = _Turns(monkeypatch)
+        reads, writes = [], []
+        for n in range(10):
+            item = make_ask(f"ia_wturns_{n}", turn_id=f"t{n}")
+            mark = turns.count
+            await store.create_interaction(item, [requested(item)])
+            writes.append(turns.count - mark)
+            mark = turns.count
+            await store.get_interaction(item.id)
+            reads.append(turns.count - mark)
+            mark = turns.count
+            await store.settle(item.id, status="answered", result=RESULT, events=[answered(item)])
+            writes.append(turns.count - mark)
+    assert min(writes) <= min(reads), (reads, writes)
+
+
+async def test_a_write_that_waits_for_a_connection_costs_its_caller_no_more_turns(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that finds the pool's connections taken waits for one in its caller's
+    task too: from the connection's hand-over, a turn to send its statement, the
+    reply's two and this test's own wake-up (4), where a write's task also handed the
+    result back a turn later (5)."""
+    async with open_store(url) as store:  # a pool of one
+        assert isinstance(store, PostgresStore)
+        warm = make_ask("ia_hwarm", turn_id="tw")
+        await store.create_interaction(warm, [requested(warm)])
+        await store.get_interaction(warm.id)
+        turns = _Turns(monkeypatch)
+        costs = []
+        for n in range(10):
+            item = make_ask(f"ia_handed_{n}", turn_id=f"t{n}")
+            connection = await store._db().acquire()
+            parking = asyncio.ensure_future(store.create_interaction(item, [requested(item)]))
+            await asyncio.sleep(0)  # waiting for the one connection
+            mark = turns.count
+            await store._db().release(connection)
+            await parking
+            costs.append(turns.count - mark)
+            reading = await store.get_interaction(item.id)
+            assert reading == item
+    assert min(costs) <= 4, costs
+
+
+async def test_a_write_whose_caller_gives_up_waiting_for_a_connection_completes(
+    url: str,
+) -> None:
+    """Its caller's cancellation lands once the connection is handed over; the write
+    then goes on in a task of its own, whole, and is announced."""
+    async with open_store(url) as store:  # a pool of one
+        assert isinstance(store, PostgresStore)
+        ask = make_ask("ia_gives_up")
+        heard: list[int] = []
+        store.add_listener(heard.append)
+        connection = await store._db().acquire()
+        parking = asyncio.ensure_future(store.create_interaction(ask, [requested(ask)]))
+        await asyncio.sleep(0)  # waiting for the one connection
+        parking.cancel()
+        await asyncio.sleep(0.05)
+        await store._db().release(connection)
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(parking, SAFETY_S)
+        for _ in range(int(SAFETY_S / 0.01)):
+            if heard:
+                break
+            await asyncio.sleep(0.01)
+        assert heard == [1]
+        assert await store.get_interaction(ask.id) == ask
+
+
 async def test_callers_beyond_the_pool_wait_and_get_a_connection_handed_over(url: str) -> None:
     async with open_store(url) as store:  # pool_max=1
         assert isinstance(store, PostgresStore)

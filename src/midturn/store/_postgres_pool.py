@@ -91,12 +91,7 @@ class Connections:
                 await self.give_back(connection)  # lost while idle: asyncpg cleans up
             if self._taken < self._size:
                 self._taken += 1
-                try:
-                    return await self.pool.acquire()
-                except BaseException:
-                    self._taken -= 1
-                    self._wake()
-                    raise
+                return await self._open()
             waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
             try:
@@ -111,6 +106,34 @@ class Connections:
             if connection is not None:
                 return connection
             # None: a connection went back to the pool, so one can be taken from it
+
+    async def _open(self) -> Any:
+        """A connection from `pool` (opened if need be), taken in a task of its own:
+        asyncpg opens it under a timeout of asyncio's, which cancels the task it runs
+        in, and a write's caller runs its write in its own task with waits it cannot
+        cancel (`PostgresStore._shielded`). A caller cancelled meanwhile leaves the
+        connection to come in idle (or its place free)."""
+        opening = asyncio.ensure_future(self.pool.acquire())
+        try:
+            return await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            if opening.done():
+                self._opened(opening)
+            else:
+                opening.add_done_callback(self._opened)
+            raise
+        except BaseException:
+            self._taken -= 1
+            self._wake()
+            raise
+
+    def _opened(self, opening: asyncio.Future[Any]) -> None:
+        """A connection opened for a caller that gave up: idle, or the place free."""
+        if opening.cancelled() or opening.exception() is not None:
+            self._taken -= 1
+            self._wake()
+        else:
+            self.give(opening.result())
 
     def give(self, connection: Any) -> None:
         """Take back a connection that is ready for its next use: to the first waiter,
