@@ -61,10 +61,19 @@ def built(cls: type[_M], **fields: Any) -> _M:
     again: every field given, in declaration order, each of its declared type (a tuple
     where the field is a tuple). All instances of a class share one fields-set, which
     pydantic copies before it ever changes one."""
+    instance = from_fields(cls, fields)
+    assert len(fields) == len(_ALL_SET[cls]), f"{cls.__name__} needs every field"
+    return instance
+
+
+def from_fields(cls: type[_M], fields: dict[str, Any]) -> _M:
+    """`built(cls, **fields)` with the dict handed over as the model's own (no keyword
+    arguments packed and unpacked: on a dozen fields that was most of the cost), on the
+    same terms. The dict may also hold an event's data to be made later
+    (`DATA_LATER`, contract/_interactions.py)."""
     every = _ALL_SET.get(cls)
     if every is None:
         every = _ALL_SET[cls] = set(cls.model_fields)
-    assert len(fields) == len(every), f"{cls.__name__} needs every field"
     instance = _new(cls)
     _set_dict(instance, fields)
     _set_fields_set(instance, every)

@@ -33,7 +33,14 @@ from midturn.contract._interactions import (
     Risk,
     utcnow,
 )
-from midturn.contract._models import MAX_TIMEOUT_S, Ask, AskResult, Limits, ToolOutput
+from midturn.contract._models import (
+    MAX_TIMEOUT_S,
+    Ask,
+    AskResult,
+    Limits,
+    ToolOutput,
+    from_fields,
+)
 from midturn.contract._ports import Parked, Settled
 from midturn.contract._tool_spec import tool_spec
 from midturn.contract.dialects import get_dialect
@@ -61,7 +68,6 @@ from midturn.runtime._subscribe import Subscription
 from midturn.runtime._tool import handle_tool_call
 from midturn.runtime._turns import Turn
 from midturn.store._base import Store
-from midturn.store._codec import from_fields
 
 __all__ = ["Parked", "Runtime", "Settled"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from operator import is_, itemgetter
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import from_json
@@ -28,7 +28,7 @@ from midturn.contract._interactions import (
     PermissionDecision,
     utcnow,
 )
-from midturn.contract._models import AskResult
+from midturn.contract._models import AskResult, from_fields
 from midturn.errors import UsageError
 from midturn.store._base import SessionRecord
 
@@ -48,7 +48,6 @@ __all__ = [
     "dump_session",
     "event_from",
     "event_json",
-    "from_fields",
     "interaction_columns",
     "interaction_data",
     "interaction_event",
@@ -189,26 +188,6 @@ _set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-
-
-_M = TypeVar("_M", bound=BaseModel)
-_every_field: dict[type[BaseModel], set[str]] = {}
-
-
-def from_fields(cls: type[_M], fields: dict[str, Any]) -> _M:
-    """`built(cls, **fields)` with the dict handed over as the model's own: no keyword
-    arguments packed and unpacked (on a dozen fields that was most of the cost). The
-    same terms: every field, in declaration order, each of its type; and one fields-set
-    shared by all instances of `cls`, which pydantic copies before it changes one."""
-    every = _every_field.get(cls)
-    if every is None:
-        every = _every_field[cls] = set(cls.model_fields)
-    instance: _M = _new(cls)
-    _set_dict(instance, fields)
-    _set_fields_set(instance, every)
-    _set_extra(instance, None)
-    _set_private(instance, None)
-    return instance
 
 
 def copy_interaction(interaction: Interaction, update: dict[str, Any]) -> Interaction:
@@ -391,16 +370,28 @@ def interaction_event(
     dict is parsed from it when the event's data is first read, and `carried_json` gives
     `body` without it (docs/runtime.md#events)."""
     return from_fields(
-        NewEvent,
-        {
-            "type": type,
-            "session_id": session_id,
-            "turn_id": turn_id,
-            "interaction_id": interaction_id,
-            "at": at,
-            DATA_LATER: (_carried_data, body, position),
-        },
+        NewEvent, _carrying(type, session_id, turn_id, interaction_id, at, body, position)
     )
+
+
+def _carrying(
+    type: EventType,
+    session_id: str,
+    turn_id: str,
+    interaction_id: str,
+    at: datetime,
+    body: bytes,
+    position: int | None,
+) -> dict[str, Any]:
+    """The fields of an event carrying an interaction as its JSON (`interaction_event`)."""
+    return {
+        "type": type,
+        "session_id": session_id,
+        "turn_id": turn_id,
+        "interaction_id": interaction_id,
+        "at": at,
+        DATA_LATER: (_carried_data, body, position),
+    }
 
 
 def stored_interaction_event(
@@ -415,18 +406,9 @@ def stored_interaction_event(
     position: int | None,
 ) -> Event:
     """`interaction_event` as an `Event` a store kept (its data made when first read)."""
-    return from_fields(
-        Event,
-        {
-            "type": type,
-            "session_id": session_id,
-            "turn_id": turn_id,
-            "interaction_id": interaction_id,
-            "at": at,
-            DATA_LATER: (_carried_data, body, position),
-            "id": event_id,
-        },
-    )
+    fields = _carrying(type, session_id, turn_id, interaction_id, at, body, position)
+    fields["id"] = event_id
+    return from_fields(Event, fields)
 
 
 def carried_json(event: NewEvent) -> tuple[bytes, int | None] | None:

@@ -38,7 +38,7 @@ from midturn.contract._interactions import (
     PermissionDecision,
     utcnow,
 )
-from midturn.contract._models import AskResult
+from midturn.contract._models import AskResult, from_fields
 from midturn.errors import NotFound, UsageError
 from midturn.store._base import Pruned, QueuedEvents, SessionRecord, Settle, Store
 from midturn.store._codec import (
@@ -49,7 +49,6 @@ from midturn.store._codec import (
     check_new_interaction,
     check_session,
     event_from,
-    from_fields,
     interaction_json,
     settled_copy,
     unknown_cursor,
