@@ -281,9 +281,10 @@ async def _round_trip(agent: httpx.AsyncClient, session: dict[str, str]) -> floa
     )
     if created.status_code != 201:
         raise RuntimeError(f"ask refused: {created.status_code} {created.text}")
-    ask_id = created.json()["interaction"]["id"]
-    if created.json()["interaction"]["status"] != "pending":
+    interaction = created.json()["interaction"]  # parsed once: a 2 KB body
+    if interaction["status"] != "pending":
         return time.perf_counter() - started
+    ask_id = interaction["id"]
     while True:
         waited = await agent.get(f"/v1/asks/{ask_id}", params={"wait": 60}, headers=headers)
         if waited.json()["interaction"]["status"] != "pending":
