@@ -4,10 +4,17 @@ shortcut cannot drift from the rule it skips)."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+import midturn
 from midturn.contract import _headers
+from midturn.contract._answers import timeout_result
+
+from .test_properties import any_json, asks
 
 # English-like text, heavy on what the shortcuts look for: sentence ends, the word
 # joiners `'` `’` `.` `-`, underscores, whitespace of every kind, and some non-ASCII.
@@ -37,3 +44,40 @@ def test_words_of_a_clause_are_the_regex_words(clause: str) -> None:
 def test_clauses_of_a_question_are_the_regex_split(question: str) -> None:
     expected = [part.strip() for part in _headers._SENTENCE_END.split(question) if part.strip()]
     assert _headers._clauses(question) == expected
+
+
+def _fields_in_order(model: BaseModel) -> None:
+    """Every field set, in declaration order (a model built without validation must
+    look like one pydantic made), the same for the models it holds."""
+    assert list(model.__dict__) == list(type(model).model_fields), type(model).__name__
+    for value in model.__dict__.values():
+        for item in value if isinstance(value, tuple) else (value,):
+            if isinstance(item, BaseModel):
+                _fields_in_order(item)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(asks, st.data())
+def test_models_built_without_validation_have_every_field(
+    tool_input: dict[str, Any], data: st.DataObject
+) -> None:
+    try:
+        ask = midturn.parse_ask(tool_input)
+    except midturn.InvalidAsk:
+        return
+    _fields_in_order(ask)
+    question = data.draw(st.sampled_from(ask.questions))
+    payloads = [
+        {"answers": {question.id: data.draw(st.one_of(st.none(), st.integers(0, 3), any_json))}},
+        {"skip": True},
+        {"redirect": "go on"},
+    ]
+    for payload in payloads:
+        try:
+            result = midturn.parse_answer(ask, payload)
+        except midturn.InvalidAnswer:
+            continue
+        _fields_in_order(result)
+        _fields_in_order(midturn.render(result))
+    _fields_in_order(timeout_result(ask))
+    _fields_in_order(timeout_result(ask.model_copy(update={"on_timeout": "recommended"})))

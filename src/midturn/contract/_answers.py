@@ -20,7 +20,7 @@ from midturn.contract._models import (
     Limits,
     Question,
     QuestionAnswer,
-    built,
+    from_fields,
 )
 from midturn.contract._normalize import split_recommended
 from midturn.errors import InvalidAnswer
@@ -403,11 +403,13 @@ class _Reader:
 
     def result(self, answers: list[QuestionAnswer]) -> AskResult:
         answered = any(answer.status == "answered" for answer in answers)
-        return built(
+        return from_fields(
             AskResult,
-            outcome="answered" if answered else "skipped",
-            answers=tuple(answers),
-            message=None,
+            {
+                "outcome": "answered" if answered else "skipped",
+                "answers": tuple(answers),
+                "message": None,
+            },
         )
 
 
@@ -467,23 +469,50 @@ def _typed_shape(question: Question, item: dict[str, Any]) -> Any:
     return {"selected": list(chosen), "text": None if _is_zero(text) else text}
 
 
-def _status(question: Question, status: AnswerStatus, **fields: Any) -> QuestionAnswer:
-    return built(
+def _status(
+    question: Question,
+    status: AnswerStatus,
+    *,
+    selected: tuple[str, ...] = (),
+    text: str | None = None,
+    answer: str | None = None,
+    auto_selected: bool = False,
+    secret_value: SecretStr | None = None,
+) -> QuestionAnswer:
+    return from_fields(
         QuestionAnswer,
-        id=question.id,
-        header=question.header,
-        question=question.question,
-        status=status,
-        selected=fields.get("selected", ()),
-        text=fields.get("text"),
-        answer=fields.get("answer"),
-        auto_selected=fields.get("auto_selected", False),
-        secret_value=fields.get("secret_value"),
+        {
+            "id": question.id,
+            "header": question.header,
+            "question": question.question,
+            "status": status,
+            "selected": selected,
+            "text": text,
+            "answer": answer,
+            "auto_selected": auto_selected,
+            "secret_value": secret_value,
+        },
     )
 
 
-def _answer(question: Question, **fields: Any) -> QuestionAnswer:
-    return _status(question, "answered", **fields)
+def _answer(
+    question: Question,
+    *,
+    selected: tuple[str, ...] = (),
+    text: str | None = None,
+    answer: str | None = None,
+    auto_selected: bool = False,
+    secret_value: SecretStr | None = None,
+) -> QuestionAnswer:
+    return _status(
+        question,
+        "answered",
+        selected=selected,
+        text=text,
+        answer=answer,
+        auto_selected=auto_selected,
+        secret_value=secret_value,
+    )
 
 
 def uniform_result(
@@ -492,14 +521,14 @@ def uniform_result(
 ) -> AskResult:
     """Every question with the status of `outcome` (e.g. the turn stopped: cancelled)."""
     answers = tuple(_status(question, outcome) for question in ask.questions)
-    return built(AskResult, outcome=outcome, answers=answers, message=None)
+    return from_fields(AskResult, {"outcome": outcome, "answers": answers, "message": None})
 
 
 def redirect_result(ask: Ask, message: str) -> AskResult:
     """The user wrote a chat message instead of answering (docs/runtime.md#redirect): every
     question is skipped and the message rides on the result."""
     answers = tuple(_status(question, "skipped") for question in ask.questions)
-    return built(AskResult, outcome="redirected", answers=answers, message=message)
+    return from_fields(AskResult, {"outcome": "redirected", "answers": answers, "message": message})
 
 
 def timeout_result(ask: Ask) -> AskResult:
@@ -515,4 +544,6 @@ def timeout_result(ask: Ask) -> AskResult:
             continue
         label = question.options[question.recommended or 0].label
         answers.append(_answer(question, selected=(label,), answer=label, auto_selected=True))
-    return built(AskResult, outcome="timed_out", answers=tuple(answers), message=None)
+    return from_fields(
+        AskResult, {"outcome": "timed_out", "answers": tuple(answers), "message": None}
+    )

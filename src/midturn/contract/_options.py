@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from midturn.contract._checks import Checker, checked_id, count_range, kind_of, short
-from midturn.contract._models import Option, built
+from midturn.contract._models import Option, from_fields
 from midturn.contract._normalize import fold, is_escape_label, split_recommended
 
 __all__ = ["MAX_PREVIEW_CHARS", "read_choice_bounds", "read_options", "read_recommended"]
@@ -103,7 +103,10 @@ def read_options(check: Checker, value: Any, path: str) -> tuple[list[Option], l
         if marked:
             suggested.append(len(options))
         options.append(
-            built(Option, label=label, description=description, id=option_id, preview=preview)
+            from_fields(
+                Option,
+                {"label": label, "description": description, "id": option_id, "preview": preview},
+            )
         )
     _option_count(check, where, len(options), dropped, repeats)
     return options, suggested

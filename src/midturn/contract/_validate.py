@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from midturn.contract._checks import Checker, checked_id, kind_of, short
-from midturn.contract._models import MAX_TIMEOUT_S, Ask, Limits, OnTimeout, Question, built
+from midturn.contract._models import MAX_TIMEOUT_S, Ask, Limits, OnTimeout, Question, from_fields
 from midturn.contract._normalize import derive_header, unique_header
 from midturn.contract._options import read_choice_bounds, read_options, read_recommended
 from midturn.errors import InvalidAsk, Problem
@@ -72,13 +72,15 @@ def build_ask(canonical: Any, *, limits: Limits, dialect: str, secret_choices: b
     on_timeout = _on_timeout(check, canonical.get("on_timeout"))
     if check.problems:
         raise InvalidAsk(check.problems)
-    return built(
+    return from_fields(
         Ask,
-        questions=tuple(questions),
-        timeout_s=timeout_s,
-        on_timeout=on_timeout,
-        dialect=dialect,
-        warnings=tuple(check.warnings),
+        {
+            "questions": tuple(questions),
+            "timeout_s": timeout_s,
+            "on_timeout": on_timeout,
+            "dialect": dialect,
+            "warnings": tuple(check.warnings),
+        },
     )
 
 
@@ -276,20 +278,22 @@ def _finish(check: Checker, drafts: list[_Draft | None]) -> list[Question]:
         question_id = draft.given_id or _default_id(draft.position, ids)
         fields = draft.fields
         questions.append(
-            built(
+            from_fields(
                 Question,
-                id=question_id,
-                header=draft.header,
-                question=fields["question"],
-                kind=fields["kind"],
-                options=tuple(fields.get("options", ())),
-                multi=fields.get("multi", False),
-                min_choices=fields.get("min_choices", 1),
-                max_choices=fields.get("max_choices"),
-                recommended=fields.get("recommended"),
-                allow_other=fields["allow_other"],
-                secret=fields.get("secret", False),
-                placeholder=fields.get("placeholder"),
+                {
+                    "id": question_id,
+                    "header": draft.header,
+                    "question": fields["question"],
+                    "kind": fields["kind"],
+                    "options": tuple(fields.get("options", ())),
+                    "multi": fields.get("multi", False),
+                    "min_choices": fields.get("min_choices", 1),
+                    "max_choices": fields.get("max_choices"),
+                    "recommended": fields.get("recommended"),
+                    "allow_other": fields["allow_other"],
+                    "secret": fields.get("secret", False),
+                    "placeholder": fields.get("placeholder"),
+                },
             )
         )
     return questions

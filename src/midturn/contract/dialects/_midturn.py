@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from midturn.contract._models import AskResult, Limits, ToolOutput, built
+from midturn.contract._models import AskResult, Limits, ToolOutput, from_fields
 from midturn.contract._render import canonical_text
 from midturn.contract.dialects._base import Dialect
 from midturn.contract.dialects._schema import (
@@ -72,13 +72,15 @@ class MidturnDialect(Dialect):
         return tool_input
 
     def render(self, result: AskResult) -> ToolOutput:
-        return built(
+        return from_fields(
             ToolOutput,
-            text=canonical_text(result),
-            # the model's own serializer, not `model_dump`'s wrapper around it (a fifth of
-            # the dump's cost, for the same dict)
-            data=type(result).__pydantic_serializer__.to_python(result, mode="json"),
-            is_error=False,
+            {
+                "text": canonical_text(result),
+                # the model's own serializer, not `model_dump`'s wrapper around it (a fifth
+                # of the dump's cost, for the same dict)
+                "data": type(result).__pydantic_serializer__.to_python(result, mode="json"),
+                "is_error": False,
+            },
         )
 
     def description(self, limits: Limits) -> str:
