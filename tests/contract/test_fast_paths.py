@@ -5,14 +5,17 @@ shortcut cannot drift from the rule it skips)."""
 from __future__ import annotations
 
 from typing import Any
+from unittest.mock import patch
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
 import midturn
-from midturn.contract import _headers
+from midturn import Limits
+from midturn.contract import _headers, _normalize, _options
 from midturn.contract._answers import timeout_result
+from midturn.contract._checks import Checker
 
 from .test_properties import any_json, asks
 
@@ -81,3 +84,67 @@ def test_models_built_without_validation_have_every_field(
         _fields_in_order(midturn.render(result))
     _fields_in_order(timeout_result(ask))
     _fields_in_order(timeout_result(ask.model_copy(update={"on_timeout": "recommended"})))
+
+
+_PUNCTUATION = str.maketrans({ch: " " for ch in '!"#$%&()*+,-./:;<=>?@[\\]^_`{|}~'} | {"'": None})
+labels = st.one_of(
+    st.text(alphabet=st.sampled_from(list("aborOTHEskipNnot sure/|'’-().,:1_é\t")), max_size=24),
+    st.sampled_from(["Other", "OTHER", "or", "Or", "Others", "Skip", "Color", "Other…", "x"]),
+    st.text(max_size=12),
+)
+
+
+@SETTINGS
+@given(labels)
+def test_a_plain_ascii_label_is_the_translated_one(label: str) -> None:
+    if label.isascii():
+        expected = " ".join(label.casefold().translate(_PUNCTUATION).split())
+        assert _normalize._plain(label) == expected
+
+
+@SETTINGS
+@given(labels)
+def test_a_one_word_label_is_an_escape_as_the_full_reading_says(label: str) -> None:
+    if "/" not in label and "|" not in label and "or" not in label.casefold():
+        expected = _normalize._is_escape_part(label)
+    else:
+        parts = [p for p in _normalize._ALTERNATIVES.split(label) if p.strip()]
+        expected = bool(parts) and all(_normalize._is_escape_part(part) for part in parts)
+    assert _normalize.is_escape_label(label) == expected
+
+
+def _read(raw_options: Any, limits: Limits) -> tuple[Any, ...]:
+    check = Checker(limits)
+    options, suggested = _options.read_options(check, raw_options, "questions[0]")
+    return [o.model_dump() for o in options], suggested, check.problems, check.warnings
+
+
+option_lists = st.lists(
+    st.one_of(
+        st.fixed_dictionaries(
+            {"label": labels},
+            optional={
+                "description": st.one_of(st.none(), st.sampled_from(["", " d ", "d"]), labels),
+                "id": st.one_of(st.sampled_from(["a", "b", "a b", " a"]), any_json),
+                "preview": st.one_of(st.none(), st.sampled_from(["", "x"])),
+                "extra": any_json,
+            },
+        ),
+        labels,
+        any_json,
+    ),
+    max_size=6,
+)
+
+
+@SETTINGS
+@given(
+    option_lists, st.sampled_from([Limits(), Limits(max_label_chars=4, max_description_chars=2)])
+)
+def test_clean_options_read_as_the_full_reading_reads_them(
+    raw_options: list[Any], limits: Limits
+) -> None:
+    fast = _read(raw_options, limits)
+    with patch.object(_options, "_clean_option", lambda *_: None):
+        full = _read(raw_options, limits)
+    assert fast == full

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from midturn.contract._checks import Checker, checked_id, count_range, kind_of, short
-from midturn.contract._models import Option, from_fields
+from midturn.contract._checks import ID, Checker, checked_id, count_range, kind_of, short
+from midturn.contract._models import Limits, Option, from_fields
 from midturn.contract._normalize import fold, is_escape_label, split_recommended
 
 __all__ = ["MAX_PREVIEW_CHARS", "read_choice_bounds", "read_options", "read_recommended"]
@@ -45,6 +45,13 @@ def read_options(check: Checker, value: Any, path: str) -> tuple[list[Option], l
     repeats = 0
     strings_read = False
     for index, raw in enumerate(value):
+        clean = _clean_option(raw, limits, seen_labels, seen_ids) if type(raw) is dict else None
+        if clean is not None:
+            seen_labels[clean.label.casefold()] = index
+            if clean.id is not None:
+                seen_ids[clean.id] = index
+            options.append(clean)
+            continue
         at = f"{where}[{index}]"
         if isinstance(raw, str):
             if not strings_read:
@@ -110,6 +117,47 @@ def read_options(check: Checker, value: Any, path: str) -> tuple[list[Option], l
         )
     _option_count(check, where, len(options), dropped, repeats)
     return options, suggested
+
+
+def _clean_option(
+    raw: dict[str, Any], limits: Limits, seen_labels: dict[str, int], seen_ids: dict[str, int]
+) -> Option | None:
+    """The option `raw` is when the full reading below would find nothing to fix, warn
+    about or refuse in it (known keys only; a label already trimmed and folded, within
+    its limit, new, neither marked "(Recommended)" nor an escape; a description trimmed
+    and within its limit, or none; a valid new id, or none; no preview), the same
+    `Option` it would make; else None, for the full reading to word what it finds."""
+    if not _OPTION_KEYS.issuperset(raw):
+        return None
+    label = raw.get("label")
+    if (
+        type(label) is not str
+        or not label
+        or len(label) > limits.max_label_chars
+        or label != " ".join(label.split())
+        or "recommended" in label.lower()
+        or is_escape_label(label)
+        or label.casefold() in seen_labels
+    ):
+        return None
+    description = raw.get("description")
+    if description is not None and (
+        type(description) is not str
+        or not description
+        or len(description) > limits.max_description_chars
+        or description != description.strip()
+    ):
+        return None
+    option_id = raw.get("id")
+    if option_id is not None and (
+        type(option_id) is not str or ID.fullmatch(option_id) is None or option_id in seen_ids
+    ):
+        return None
+    if raw.get("preview") is not None:
+        return None
+    return from_fields(
+        Option, {"label": label, "description": description, "id": option_id, "preview": None}
+    )
 
 
 def _preview(check: Checker, value: Any, at: str) -> str | None:
