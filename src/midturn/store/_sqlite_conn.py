@@ -32,7 +32,12 @@ happen when the WAL is copied back into the database (a checkpoint), which SQLit
 otherwise run inside whichever commit crosses `wal_autocheckpoint`, stalling that one
 write for milliseconds. Instead a checkpoint thread with its own connection runs a
 PASSIVE checkpoint (which never blocks writers) once the writes have paused for
-`CHECKPOINT_IDLE_S`, or after `CHECKPOINT_EVERY` writes when they never pause. An fsync
+`CHECKPOINT_IDLE_S`, or after `CHECKPOINT_EVERY` writes when they never pause. A timer
+on the event loop looks for the pause (armed by the first write after a checkpoint,
+looking again at most once per `CHECKPOINT_IDLE_S`), so the checkpoint thread is woken
+only to checkpoint: a thread woken during a write takes the GIL from the loop's thread
+at its next SQLite call, and on a busy machine waits for a core while holding its turn
+to it. An fsync
 slows whatever else the machine does while it runs (a write beside one costs a fifth
 more, a slow one twice as much), so it is best run when nothing is written. A
 checkpoint that copies the whole WAL then starts it over from the top, so the file stays
@@ -174,7 +179,14 @@ class Connection:
         self._last_write = 0.0
         # Set by the checkpoint thread: `_writes` as the last checkpoint began.
         self._checkpointed = 0
-        self._armed = False  # a checkpoint task waits for a pause, or runs
+        # Written pages wait for a checkpoint: the idle timer (`_idle`) looks for the
+        # pause, then `_started` while the checkpoint thread has it. Both are cleared
+        # by that thread, under `_state`, once no write came during its checkpoint.
+        self._armed = False
+        self._started = False
+        self._state = threading.Lock()
+        self._idle: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._checkpointer: ThreadPoolExecutor | None = None
         self._checkpoint_db: Db | None = None
 
@@ -189,6 +201,7 @@ class Connection:
             raise
         db.execute("PRAGMA busy_timeout = 0")
         connection = cls(db, worker, path)
+        connection._loop = asyncio.get_running_loop()
         if path != ":memory:":
             db.execute(f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}")
             # The checkpoint thread and its connection are made now, not by the write
@@ -202,6 +215,8 @@ class Connection:
     async def close(self) -> None:
         loop = asyncio.get_running_loop()
         checkpointer, self._checkpointer = self._checkpointer, None
+        if self._idle is not None:
+            self._idle.cancel()
         if checkpointer is not None:
             await loop.run_in_executor(checkpointer, self._close_checkpoint_db)
             checkpointer.shutdown(wait=False)
@@ -420,41 +435,69 @@ class Connection:
     # -- checkpoints -------------------------------------------------------------------
 
     def wrote(self) -> None:
-        """Count a committed write, and arm the background checkpoint if it is not."""
-        checkpointer = self._checkpointer
-        if checkpointer is None:  # in memory, or closing
+        """(On the loop's thread.) Count a committed write, and arm the idle timer if it
+        is not: the checkpoint thread is woken only once the writes pause (or after
+        `CHECKPOINT_EVERY` of them), never by a write itself."""
+        if self._checkpointer is None:  # in memory, or closing
             return
         self._writes += 1
         self._last_write = time.monotonic()
         if not self._armed:
-            self._armed = True
-            checkpointer.submit(self._checkpoint_when_idle)
+            with self._state:  # the checkpoint thread may be disarming it
+                if not self._armed:
+                    self._armed = True
+                    self._look_for_pause()
+        elif self._writes - self._checkpointed >= CHECKPOINT_EVERY:
+            self._start_checkpoint()
 
     def checkpoint_pending(self) -> bool:
-        """Whether written pages wait for the background checkpoint (or it runs)."""
+        """Whether written pages wait for the background checkpoint (or it runs). A
+        caller holding the loop's thread while it polls this (the idle timer cannot
+        fire then) has an overdue checkpoint started by the call."""
+        if self._armed and time.monotonic() - self._last_write >= CHECKPOINT_IDLE_S:
+            self._start_checkpoint()
         return self._armed
 
-    def _checkpoint_when_idle(self) -> None:
-        """On the checkpoint thread: once the writes pause for `CHECKPOINT_IDLE_S` (or
-        `CHECKPOINT_EVERY` more were made), checkpoint; again while more came meanwhile."""
-        while True:
-            while True:
-                if self._checkpointer is None:  # closing: the last close checkpoints
-                    return
-                quiet = time.monotonic() - self._last_write
-                if quiet >= CHECKPOINT_IDLE_S:
-                    break
-                if self._writes - self._checkpointed >= CHECKPOINT_EVERY:
-                    break
-                time.sleep(CHECKPOINT_IDLE_S - quiet)
-            self._checkpointed = self._writes
+    def _look_for_pause(self) -> None:
+        """(A loop callback, or called on the loop's thread.) Start the checkpoint if the
+        writes have paused for `CHECKPOINT_IDLE_S`, else look again when they could
+        have."""
+        if self._idle is not None:  # one timer at most (this one, or one made before it)
+            self._idle.cancel()
+            self._idle = None
+        if not self._armed or self._started or self._loop is None:
+            return
+        quiet = time.monotonic() - self._last_write
+        if quiet >= CHECKPOINT_IDLE_S:
+            self._start_checkpoint()
+        else:
+            self._idle = self._loop.call_later(CHECKPOINT_IDLE_S - quiet, self._look_for_pause)
+
+    def _start_checkpoint(self) -> None:
+        checkpointer = self._checkpointer
+        if self._started or checkpointer is None:
+            return
+        self._started = True
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+        checkpointer.submit(self._checkpoint)
+
+    def _checkpoint(self) -> None:
+        """On the checkpoint thread: checkpoint, then disarm, or (writes came meanwhile)
+        have the loop look for the next pause."""
+        self._checkpointed = self._writes
+        if self._checkpointer is not None:  # closing: the last close checkpoints
             self._run_checkpoint()
-            # Disarmed before the last look: a write after the look finds it disarmed
-            # and arms it again, so no write is left waiting for a checkpoint.
-            self._armed = False
-            if self._writes == self._checkpointed:
+        with self._state:
+            self._started = False
+            if self._writes == self._checkpointed or self._checkpointer is None:
+                self._armed = False
                 return
-            self._armed = True
+        loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: nothing to do
+                loop.call_soon_threadsafe(self._look_for_pause)
 
     def _open_checkpoint_db(self) -> None:
         try:
