@@ -31,6 +31,7 @@ import json
 import sqlite3
 import statistics
 import tempfile
+import threading
 import time
 import tracemalloc
 from collections.abc import Awaitable, Callable
@@ -64,25 +65,104 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return p50 * 1e6, p99 * 1e6
 
 
+def _schedstat(tid: int | str) -> tuple[int, int]:
+    """A thread's time on a CPU and waiting on a run queue, in ns (/proc schedstat)."""
+    try:
+        with open(f"/proc/self/task/{tid}/schedstat") as file:
+            ran, waited, _ = file.read().split()
+    except OSError:  # the thread ended
+        return 0, 0
+    return int(ran), int(waited)
+
+
+def _switches() -> int:
+    """The calling thread's involuntary context switches so far."""
+    with open("/proc/thread-self/status") as file:
+        for line in file:
+            if line.startswith("nonvoluntary_ctxt_switches"):
+                return int(line.split()[1])
+    return 0
+
+
+class CycleTrace:
+    """`--trace`: what each timed cycle of midturn did beside its work, read before and
+    after its timed span (never inside it): the loop thread's CPU time and its wait on a
+    run queue (a lost time slice), its involuntary switches, the time the store's other
+    threads (checkpoint, worker) ran, and garbage collections. Linux only."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[float, float, float, int, float, int, bool]] = []
+        self.collected = 0
+        gc.callbacks.append(self._collection)
+
+    def _collection(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self.collected += 1
+
+    def snapshot(self) -> tuple[float, int, int, int, int]:
+        others = [
+            thread.native_id
+            for thread in threading.enumerate()
+            if thread.name.startswith("midturn") and thread.native_id is not None
+        ]
+        _, waited = _schedstat(threading.get_native_id())
+        other = sum(_schedstat(tid)[0] for tid in others)
+        return time.thread_time(), waited, _switches(), other, self.collected
+
+    def add(self, wall: float, before: tuple[float, int, int, int, int], first: bool) -> None:
+        after = self.snapshot()
+        changes = (b - a for a, b in zip(before, after, strict=True))
+        cpu, waited, switched, other, collected = changes
+        self.rows.append(
+            (wall, cpu, waited / 1e9, int(switched), other / 1e9, int(collected), first)
+        )
+
+    def report(self, top: int = 8) -> None:
+        rows = self.rows
+        slowest = sorted(rows, key=lambda row: row[0])[int(len(rows) * 0.99) :]
+        slowest = sorted(rows, key=lambda row: row[0])[-max(top, len(slowest)) :][::-1]
+        print(f"  {'':<8} trace: the {len(slowest)} slowest of midturn's {len(rows)} cycles")
+        print(
+            f"  {'':<8}   wall µs   cpu µs  run-queue µs  inv. sw.  other threads µs"
+            "  collections  first"
+        )
+        for wall, cpu, waited, switched, other, collected, first in slowest:
+            print(
+                f"  {'':<8} {wall * 1e6:9.0f} {cpu * 1e6:8.0f} {waited * 1e6:13.0f}"
+                f" {switched:9d} {other * 1e6:17.0f} {collected:12d}  {'yes' if first else ''}"
+            )
+        with_other = sum(1 for row in rows if row[4] > 0)
+        switched = sum(1 for row in rows if row[3] > 0)
+        print(
+            f"  {'':<8}   cycles in which a store thread ran: {with_other}; with an"
+            f" involuntary switch: {switched}; collections: {sum(row[5] for row in rows)}"
+        )
+
+
 class MidturnCycles:
     """ask -> answer -> wait -> render on one open runtime."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, trace: CycleTrace | None = None) -> None:
         self.runtime = runtime
         self.done = 0
         self.collections = [0, 0, 0]  # garbage collections during the cycles, by generation
+        self.trace = trace
+        self.timed = False  # set once the warm-up block is over (for the trace)
 
     async def run(self, count: int) -> list[float]:
-        runtime, samples = self.runtime, []
+        runtime, samples, trace = self.runtime, [], self.trace if self.timed else None
         before = [generation["collections"] for generation in gc.get_stats()]
-        for _ in range(count):
+        for k in range(count):
             n = self.done = self.done + 1
+            snapshot = trace.snapshot() if trace is not None else None
             start = time.perf_counter()
             interaction, _ = await runtime.ask("s", ASK, turn_id=f"t{n}", tool_call_id=f"c{n}")
             await runtime.answer(interaction.id, ANSWER)
             settled = await runtime.wait(interaction.id)
             assert settled.output is not None  # rendered in the ask's dialect by wait()
             samples.append(time.perf_counter() - start)
+            if trace is not None and snapshot is not None:
+                trace.add(samples[-1], snapshot, k == 0)
         after = [generation["collections"] for generation in gc.get_stats()]
         self.collections = [
             n + b - a for n, a, b in zip(self.collections, before, after, strict=True)
@@ -153,6 +233,7 @@ async def interleaved(
         ours.quiesce()
         anchor.run(block)
     ours.collections = [0, 0, 0]  # counted over the measured blocks only
+    ours.timed = True
     mine: list[float] = []
     theirs: list[float] = []
     for _ in range(rounds):
@@ -232,7 +313,7 @@ def report_cold(ours: list[float], anchor: list[float] | None, rounds: int = ROU
     print(line)
 
 
-async def roundtrip(cycles: int, sqlite_cycles: int) -> None:
+async def roundtrip(cycles: int, sqlite_cycles: int, trace: bool = False) -> None:
     have_langgraph = langgraph_available()
     print(f"ask -> answer -> result, one cycle ({cycles} in memory, {sqlite_cycles} on SQLite)")
     async with open_store("memory://") as store, Runtime(store) as runtime:
@@ -262,10 +343,13 @@ async def roundtrip(cycles: int, sqlite_cycles: int) -> None:
                     from langgraph.checkpoint.sqlite import SqliteSaver
 
                     anchor = LangGraphCycles(SqliteSaver(connection))
-                cycled = await interleaved(MidturnCycles(runtime), anchor, sqlite_cycles)
+                tracer = CycleTrace() if trace else None
+                cycled = await interleaved(MidturnCycles(runtime, tracer), anchor, sqlite_cycles)
                 report("sqlite", *cycled, 10)
                 report_firsts(*cycled)
                 report_cold(*cycled)
+                if tracer is not None:
+                    tracer.report()
         finally:
             connection.close()
 
@@ -354,10 +438,16 @@ def main() -> None:
         "--asks", type=int, default=100_000, help="parked asks for the memory part; 0: none"
     )
     parser.add_argument("--runs", type=int, default=3, help="cycle comparisons, each reported")
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="trace each SQLite cycle (CPU, run-queue wait, switches, store threads, GC)"
+        " and list the slowest; the reads are outside the timed spans, but change them",
+    )
     args = parser.parse_args()
     for run in range(1, args.runs + 1):
         print(f"run {run} of {args.runs}: ", end="")
-        asyncio.run(roundtrip(args.cycles, args.sqlite_cycles))
+        asyncio.run(roundtrip(args.cycles, args.sqlite_cycles, args.trace))
     if args.asks:  # `--asks 0` leaves the memory part out
         asyncio.run(footprint(args.asks))
 
