@@ -151,3 +151,20 @@ async def test_the_same_bytes_leave_on_the_wire(
     assert ours == theirs
     assert ours[0].startswith(b"HTTP/1.1 200 OK\r\n")
     assert ours[0].endswith(b'\r\n\r\n{"status":"ok"}')
+
+
+async def test_responses_name_no_server_and_carry_a_date(
+    start_gateway: StartGateway, db_url: str
+) -> None:
+    gateway = start_gateway(db_url)
+    host, port = gateway.url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        head = (await reader.readuntil(b"\r\n\r\n")).lower()
+    finally:
+        writer.close()
+        await writer.wait_closed()
+    assert head.startswith(b"http/1.1 200 ok\r\n")
+    assert b"\r\nserver:" not in head
+    assert b"\r\ndate: " in head
