@@ -201,7 +201,7 @@ async def test_the_lane_answers_every_request_as_the_routes_do(
     assert [path for path, up_front in served if not up_front] == ["/v1/sessions/*/asks"]
 
     # FastAPI's telemetry on: the lane steps aside, to serve inside the middleware stack
-    monkeypatch.setattr(ExpressLane, "_telemetry_on", lambda self: True)
+    monkeypatch.setattr(ExpressLane, "telemetry_on", lambda self: True)
     served_in_front, served[:] = served[:], []
     inside, log_inside = await _run(caplog)
     assert [path for path, _ in served] == [path for path, _ in served_in_front]

@@ -8,6 +8,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, PlainTextResponse
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
@@ -22,6 +23,7 @@ from midturn.gateway import (
 from midturn.gateway._auth import TokenAuthority, bearer_token
 from midturn.gateway._errors import install_error_handlers
 from midturn.gateway._express import ExpressLane
+from midturn.gateway._health import HEALTH_PATH, HealthLane
 from midturn.gateway._middleware import GatewayMiddleware
 from midturn.gateway._state import GatewayState, State, StreamLimits
 from midturn.runtime import Runtime
@@ -35,15 +37,24 @@ mimetypes.add_type("application/manifest+json", ".webmanifest")
 
 
 class GatewayApp(FastAPI):
-    """The gateway's FastAPI app, with the express lane (`_express.py`) in front of its
-    middleware stack: a request the lane may take goes there first, every other one (and
-    any the lane declines) through the stack as in any FastAPI app."""
+    """The gateway's FastAPI app, with the health lane (`_health.py`) and the express
+    lane (`_express.py`) in front of its middleware stack: a request a lane may take goes
+    there first, every other one (and any the express lane declines) through the stack
+    as in any FastAPI app."""
 
     express: ExpressLane | None = None
+    health: HealthLane | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        health = self.health
+        if health is not None and scope["path"] == HEALTH_PATH and health.takes(scope):
+            await health.answer(scope, send)
+            return
         lane = self.express
-        if lane is not None and scope["type"] == "http":
+        if lane is not None:
             target = lane.front_target(scope)
             if target is not None:
                 await lane.front(scope, target, receive, send, super().__call__)
@@ -102,7 +113,7 @@ def create_app(
     if slack_signing_secret is not None:
         _mount_slack(app, state, slack_signing_secret, slack_response_urls)
 
-    @app.get("/healthz", tags=["operations"])
+    @app.get(HEALTH_PATH, tags=["operations"])
     async def healthz() -> dict[str, str]:
         """Liveness."""
         return {"status": "ok"}
@@ -133,9 +144,17 @@ def create_app(
     app.mount("/static", StaticFiles(directory=web_dir, check_dir=False), name="static")
 
     app.express = ExpressLane(app, state)
+    app.health = HealthLane(_get_route(app, HEALTH_PATH), state.metrics, app.express.telemetry_on)
     app.add_middleware(GatewayMiddleware, metrics=state.metrics, express=app.express)
     _declare_bearer_auth(app)
     return app
+
+
+def _get_route(app: FastAPI, path: str) -> APIRoute:
+    for route in app.router.routes:
+        if isinstance(route, APIRoute) and route.path == path and "GET" in (route.methods or ()):
+            return route
+    raise LookupError(f"the gateway has no GET route {path}")  # pragma: no cover
 
 
 def _mount_mcp(app: FastAPI, state: GatewayState, key: bytes) -> None:

@@ -164,9 +164,12 @@ class ExpressLane:
         target = self.target(scope)
         if target is None or target.length is None or target.length > self.limit:
             return None
-        return None if self._telemetry_on() else target
+        return None if self.telemetry_on() else target
 
-    def _telemetry_on(self) -> bool:
+    def telemetry_on(self) -> bool:
+        """Whether FastAPI's own telemetry is on (an OpenTelemetry provider configured),
+        asked of FastAPI at most once per `TELEMETRY_RECHECK_S`; the health lane
+        (`_health.py`) steps aside on the same answer."""
         now = time.monotonic()
         if now >= self._telemetry_until:
             native = getattr(self.app, "_native_telemetry", None)  # FastAPI >= 0.13x
