@@ -143,13 +143,12 @@ class Connection:
         data = self._encode(method, target, json_body, headers)
         try:
             async with asyncio.timeout(self.timeout):
-                reused = self._writer is not None
                 for attempt in (1, 2):
-                    await self._send(data)
+                    reused = await self._send(data)
                     try:
                         await self._read_until(lambda: self._reading.complete)
                     except _ClosedBeforeResponse:
-                        await self.aclose()
+                        self._close_soon()
                         if reused and attempt == 1:
                             continue
                         raise LeanHTTPError(
@@ -157,10 +156,10 @@ class Connection:
                         ) from None
                     break
         except TimeoutError:
-            await self.aclose()
+            self._close_soon()
             raise LeanHTTPError(f"{method} {target}: no response in {self.timeout} s") from None
-        except LeanHTTPError:
-            await self.aclose()
+        except BaseException:  # an error or a cancellation within a response: never reused
+            self._close_soon()
             raise
         return self._finish()
 
@@ -203,8 +202,12 @@ class Connection:
         )
         return head.encode() + body
 
-    async def _send(self, data: bytes) -> None:
+    async def _send(self, data: bytes) -> bool:
+        """Write `data` on the kept connection, or on a new one if there is none or the
+        server has closed it; whether the kept one was used."""
+        reused = True
         if self._writer is None or self._writer.is_closing() or self._reader_at_eof():
+            reused = False
             await self.aclose()
             try:
                 self._reader, self._writer = await asyncio.open_connection(
@@ -216,6 +219,7 @@ class Connection:
         self._reading.reset()
         assert self._writer is not None
         self._writer.write(data)  # head and body in one write
+        return reused
 
     def _reader_at_eof(self) -> bool:
         return self._reader is None or self._reader.at_eof()
