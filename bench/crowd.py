@@ -32,6 +32,13 @@ The crowd, on that server:
   runs in a process of its own (`AnswererProcess`), for the anchor as for the crowd.
 - a probe process timing `GET /healthz` back to back (a 10 ms pause between requests).
 
+The agents, the answerer and the probe speak HTTP/1.1 on kept connections through
+`_lean_http.Connection` (httptools' parser), for the anchors and the crowd alike: with
+httpx they cost about 1 ms of CPU per request, as much as the server's share of this
+2-core machine, so the ratio measured the bench's clients as much as the server. The
+httpx clients are the base's (`git show 413b8d3:bench/crowd.py`; docs/benchmarks.md,
+stop 27).
+
 Anchors, in the same run on the same server before the crowd arrives: the round trip of
 one agent alone (paced alike) and `/healthz` alone. Goals (issue 18): server RSS ≤ 2 GiB,
 `/healthz` p99 ≤ 50 ms, round-trip p50 ≤ 2× idle, zero errors.
