@@ -32,6 +32,13 @@ The crowd, on that server:
   runs in a process of its own (`AnswererProcess`), for the anchor as for the crowd.
 - a probe process timing `GET /healthz` back to back (a 10 ms pause between requests).
 
+The agents, the answerer and the probe speak HTTP/1.1 on kept connections through
+`_lean_http.Connection` (httptools' parser), for the anchors and the crowd alike: with
+httpx they cost about 1 ms of CPU per request, as much as the server's share of this
+2-core machine, so the ratio measured the bench's clients as much as the server. The
+httpx clients are the base's (`git show 413b8d3:bench/crowd.py`; docs/benchmarks.md,
+stop 27).
+
 Anchors, in the same run on the same server before the crowd arrives: the round trip of
 one agent alone (paced alike) and `/healthz` alone. Goals (issue 18): server RSS ≤ 2 GiB,
 `/healthz` p99 ≤ 50 ms, round-trip p50 ≤ 2× idle, zero errors.
@@ -64,7 +71,6 @@ import secrets
 import shutil
 import socket
 import sqlite3
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -75,7 +81,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
+from _lean_http import Connection, LeanHTTPError
 
 from _postgres import drop_schema
 from midturn.contract._interactions import Interaction, utcnow
@@ -113,11 +119,6 @@ ANSWER = {"answers": {"db": "PostgreSQL"}}
 PG_OPTIONS = os.environ.get("MIDTURN_BENCH_POSTGRES_OPTIONS", "")
 """More of the store URL's query, e.g. `&pool_max=20` (docs/storage.md)."""
 HEALTH_GOAL_MS = 50.0
-NO_TLS = ssl.create_default_context()
-"""The one TLS context every client here shares (`verify=NO_TLS`): the bench speaks
-plain HTTP, yet an `httpx.AsyncClient` made without one builds its own default context
-(loading the CA bundle), 20 ms of CPU each on this machine; the crowd's 64 agents made
-theirs inside the timed window, 1.3 s of the agents' process blocked at its start."""
 RSS_GOAL_MIB = 2048.0
 TRIP_GOAL = 2.0
 GROWTH_GOAL = 1.3
@@ -339,12 +340,20 @@ def start_server(db_url: str, work: Path) -> Server:
             break
     else:
         raise SystemExit(f"midturn serve did not start: {log.read_text()[-2000:]}")
-    for _ in range(3000):
-        with contextlib.suppress(httpx.TransportError):
-            if httpx.get(f"{url}/healthz", verify=NO_TLS).status_code == 200:
-                return Server(process, url, log)
-        time.sleep(0.01)
+    if asyncio.run(_answers_healthz(url)):
+        return Server(process, url, log)
     raise SystemExit("midturn serve did not answer /healthz")
+
+
+async def _answers_healthz(url: str) -> bool:
+    """Whether `/healthz` answers 200 within 30 s of tries."""
+    for _ in range(3000):
+        with contextlib.suppress(LeanHTTPError):
+            async with Connection(url) as connection:
+                if (await connection.request("GET", "/healthz")).status_code == 200:
+                    return True
+        await asyncio.sleep(0.01)
+    return False
 
 
 def stop_server(server: Server) -> None:
@@ -374,8 +383,8 @@ HUB_COUNTERS = ("midturn_event_log_reads_total", "midturn_streams_dropped_total"
 
 async def hub_metrics(url: str) -> dict[str, float]:
     """The event hub's counters, from `/metrics` (admin)."""
-    async with httpx.AsyncClient(base_url=url, timeout=30, verify=NO_TLS) as client:
-        text = (await client.get("/metrics", headers={"Authorization": f"Bearer {ADMIN}"})).text
+    async with Connection(url, headers={"Authorization": f"Bearer {ADMIN}"}) as connection:
+        text = (await connection.request("GET", "/metrics")).text
     found = {}
     for line in text.splitlines():
         name, _, value = line.partition(" ")
@@ -425,25 +434,15 @@ def pct(values: list[float], q: float) -> float:
 
 class Answerer:
     """Follows `/v1/events` (admin) from now on and answers every ask of the agents'
-    sessions as soon as it sees it requested."""
+    sessions as soon as it sees it requested, on 16 kept connections (`Connection`)."""
 
     def __init__(self, url: str, sessions: set[str]) -> None:
         auth = {"Authorization": f"Bearer {ADMIN}"}
         self.sessions = sessions
-        self.stream = httpx.AsyncClient(
-            base_url=url, headers=auth, timeout=httpx.Timeout(30, read=None), verify=NO_TLS
-        )
-        self.clients: asyncio.Queue[httpx.AsyncClient] = asyncio.Queue()
+        self.stream = Connection(url, headers=auth)
+        self.clients: asyncio.Queue[Connection] = asyncio.Queue()
         for _ in range(16):
-            self.clients.put_nowait(
-                httpx.AsyncClient(
-                    base_url=url,
-                    headers=auth,
-                    timeout=30,
-                    limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-                    verify=NO_TLS,
-                )
-            )
+            self.clients.put_nowait(Connection(url, headers=auth))
         self.errors = 0
         self.answered = 0
         self.listening = asyncio.Event()
@@ -457,7 +456,7 @@ class Answerer:
     async def _run(self, after: int) -> None:
         while True:
             try:
-                headers = {"Last-Event-ID": str(after)}
+                headers = {"Accept": "text/event-stream", "Last-Event-ID": str(after)}
                 async with self.stream.stream("GET", "/v1/events", headers=headers) as response:
                     if response.status_code != 200:
                         self.errors += 1
@@ -465,7 +464,7 @@ class Answerer:
                         continue
                     self.listening.set()
                     wanted = False
-                    async for line in response.aiter_lines():
+                    async for line in response.lines():
                         if line.startswith("id: "):
                             after = int(line[4:])
                         elif line.startswith("event: "):
@@ -478,19 +477,19 @@ class Answerer:
                                 task = asyncio.create_task(self._answer(event["interaction_id"]))
                                 self._tasks.add(task)
                                 task.add_done_callback(self._tasks.discard)
-            except httpx.HTTPError:
+            except LeanHTTPError:
                 self.errors += 1  # the stream broke: resume from the last id seen
                 await asyncio.sleep(0.2)
 
     async def _answer(self, ask_id: str) -> None:
         client = await self.clients.get()
         try:
-            response = await client.post(f"/v1/asks/{ask_id}/answer", json=ANSWER)
+            response = await client.request("POST", f"/v1/asks/{ask_id}/answer", json_body=ANSWER)
             if response.status_code == 200:
                 self.answered += 1
             else:
                 self.errors += 1
-        except httpx.HTTPError:
+        except LeanHTTPError:
             self.errors += 1
         finally:
             self.clients.put_nowait(client)
@@ -556,23 +555,17 @@ class AnswererProcess:
 
 async def last_event_id(url: str) -> int:
     """The newest event id, from a one-event tail of `/v1/events`."""
-    async with (
-        httpx.AsyncClient(base_url=url, timeout=httpx.Timeout(30, read=5), verify=NO_TLS) as client,
-        client.stream(
-            "GET",
-            "/v1/events",
-            params={"tail": 1},
-            headers={"Authorization": f"Bearer {ADMIN}"},
-        ) as response,
-    ):
+    connection = Connection(url, headers={"Authorization": f"Bearer {ADMIN}"})
+    async with connection.stream("GET", "/v1/events?tail=1") as response:
         newest = 0
-        with contextlib.suppress(httpx.ReadTimeout):
-            async for line in response.aiter_lines():
-                if line.startswith("id: "):
-                    newest = int(line[4:])
-                    break
-                if line.startswith(": keepalive"):
-                    break
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(5):  # the read's bound
+                async for line in response.lines():
+                    if line.startswith("id: "):
+                        newest = int(line[4:])
+                        break
+                    if line.startswith(": keepalive"):
+                        break
         return newest
 
 
@@ -596,22 +589,22 @@ class Trips:
     errors: int = 0
 
 
-async def round_trip(client: httpx.AsyncClient, session_id: str, token: str, n: int) -> float:
+async def round_trip(client: Connection, session_id: str, token: str, n: int) -> float:
     headers = {"Authorization": f"Bearer {token}"}
     started = time.perf_counter()
     SENT[f"trip-{n}"] = started
-    created = await client.post(
-        f"/v1/sessions/{session_id}/asks",
-        params={"wait": 60},
-        json={"tool_input": ASK, "turn_id": f"turn-{n}", "tool_call_id": f"trip-{n}"},
+    created = await client.request(
+        "POST",
+        f"/v1/sessions/{session_id}/asks?wait=60",
+        json_body={"tool_input": ASK, "turn_id": f"turn-{n}", "tool_call_id": f"trip-{n}"},
         headers=headers,
     )
     if created.status_code not in (200, 201):
         raise RuntimeError(f"ask refused: {created.status_code} {created.text[:200]}")
     interaction = created.json()["interaction"]
     while interaction["status"] == "pending":
-        waited = await client.get(
-            f"/v1/asks/{interaction['id']}", params={"wait": 60}, headers=headers
+        waited = await client.request(
+            "GET", f"/v1/asks/{interaction['id']}?wait=60", headers=headers
         )
         if waited.status_code != 200:
             raise RuntimeError(f"wait refused: {waited.status_code}")
@@ -629,18 +622,14 @@ async def agents(
     pace: float,
     count: int | None = None,
 ) -> Trips:
-    """Each agent in its own session: a round trip, then a pause to make one per `pace`
-    seconds, until `seconds` have passed (or `count` trips each)."""
+    """Each agent in its own session, on a kept connection of its own (`Connection`): a
+    round trip, then a pause to make one per `pace` seconds, until `seconds` have passed
+    (or `count` trips each)."""
     trips = Trips()
     stop_at = time.perf_counter() + seconds
 
     async def agent(index: int, session_id: str, token: str) -> None:
-        async with httpx.AsyncClient(
-            base_url=url,
-            timeout=90,
-            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-            verify=NO_TLS,
-        ) as client:
+        async with Connection(url, timeout=90) as client:
             await asyncio.sleep(random.random() * pace)
             n = 0
             while time.perf_counter() < stop_at and (count is None or n < count):
@@ -650,7 +639,7 @@ async def agents(
                     trips.times_ms.append(
                         await round_trip(client, session_id, token, next(TRIP_NUMBERS))
                     )
-                except (RuntimeError, httpx.HTTPError) as error:
+                except (RuntimeError, LeanHTTPError) as error:
                     trips.errors += 1
                     print(f"  agent {index}: {error}", file=sys.stderr)
                 await asyncio.sleep(max(0.0, pace - (time.perf_counter() - started)))
@@ -667,24 +656,24 @@ async def agents(
 # -- the probe (a child process) -------------------------------------------------------
 
 
-def probe_main(url: str) -> None:
-    """Time `GET /healthz` until a line (or the end) arrives on stdin; print the
-    latencies (ms) and errors as JSON."""
-    import select
-
+async def probe_main(url: str) -> None:
+    """Time `GET /healthz` on a kept connection (`Connection`, as the agents') until a
+    line (or the end) arrives on stdin; print the latencies (ms) and errors as JSON."""
     times: list[float] = []
     errors = 0
-    with httpx.Client(base_url=url, timeout=30, verify=NO_TLS) as client:
-        client.get("/healthz")
+    async with Connection(url) as client:
+        await client.request("GET", "/healthz")
         print("ready", flush=True)
-        while not select.select([sys.stdin], [], [], 0.01)[0]:  # a 10 ms pause
+        stopped = asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+        while not stopped.done():
             started = time.perf_counter()
             try:
-                ok = client.get("/healthz").status_code == 200
-            except httpx.HTTPError:
+                ok = (await client.request("GET", "/healthz")).status_code == 200
+            except LeanHTTPError:
                 ok = False
             times.append((time.perf_counter() - started) * 1000)
             errors += not ok
+            await asyncio.sleep(0.01)  # a 10 ms pause
     print(json.dumps({"times": times, "errors": errors}), flush=True)
 
 
@@ -867,6 +856,8 @@ class CrowdResult:
     """Share of one core the server used during the crowd phase."""
     server_cpu_s: float = 0.0
     """Server CPU seconds over the crowd phase (per round trip: the steadiest figure)."""
+    crowd_s: float = 0.0
+    """How long the crowd phase lasted (wall clock seconds)."""
     idle_cpu_s: float = 0.0
     """Server CPU seconds over the anchor's round trips (one agent alone)."""
     idle_health_cpu_s: float = 0.0
@@ -1005,6 +996,7 @@ async def crowd(kind: str, args: argparse.Namespace, work: Path) -> CrowdResult:
             result.hub = {name: hub_after[name] - hub_before.get(name, 0) for name in hub_after}
             result.server_cpu = (cpu_s(pid) - cpu_before) / elapsed
             result.server_cpu_s = cpu_s(pid) - cpu_before
+            result.crowd_s = elapsed
             result.bench_cpu = (time.process_time() - own_before) / elapsed
             result.answerer_cpu = (cpu_s(answerer.process.pid) - answerer_before) / elapsed
             result.streams_cpu = (cpu_s(crowd_process.pid) - crowd_before) / elapsed
@@ -1123,6 +1115,11 @@ def report(result: CrowdResult, args: argparse.Namespace) -> bool:
         f"(with its share of the streams' fan-out)"
     )
     crowd_trips = max(1, len(result.crowd_trips))
+    print(
+        f"  the bench's own CPU per round trip under the crowd: agents "
+        f"{1000 * result.bench_cpu * result.crowd_s / crowd_trips:.2f} ms, answerer "
+        f"{1000 * result.answerer_cpu * result.crowd_s / crowd_trips:.2f} ms"
+    )
     health_ms = 1000 * result.idle_health_cpu_s / max(1, len(result.idle_health))
     print(
         f"  server CPU alone: {1000 * result.idle_cpu_s / max(1, len(result.idle_trips)):.2f} ms "
@@ -1169,9 +1166,7 @@ async def growth(kind: str, args: argparse.Namespace, work: Path) -> list[tuple[
             answerer = Answerer(server.url, {session[0]})
             await answerer.start(await last_event_id(server.url))
             stack.push_async_callback(answerer.aclose)
-            client = await stack.enter_async_context(
-                httpx.AsyncClient(base_url=server.url, timeout=90, verify=NO_TLS)
-            )
+            client = await stack.enter_async_context(Connection(server.url, timeout=90))
             targets.append((depth, server, session, client))
         times: dict[int, list[float]] = {depth: [] for depth in depths}
         errors = dict.fromkeys(depths, 0)
@@ -1182,7 +1177,7 @@ async def growth(kind: str, args: argparse.Namespace, work: Path) -> list[tuple[
             for depth, _, (session_id, agent_token, _), client in targets:
                 try:
                     took = await round_trip(client, session_id, agent_token, next(TRIP_NUMBERS))
-                except (RuntimeError, httpx.HTTPError):
+                except (RuntimeError, LeanHTTPError):
                     errors[depth] += 1
                     continue
                 if n >= 20:
@@ -1349,7 +1344,7 @@ if __name__ == "__main__":
     parser.add_argument("--answerer-child", help=argparse.SUPPRESS)
     parsed = parser.parse_args()
     if parsed.probe:
-        probe_main(parsed.probe)
+        asyncio.run(probe_main(parsed.probe))
     elif parsed.streams_child:
         asyncio.run(streams_main(parsed.streams_child))
     elif parsed.answerer_child:
