@@ -158,7 +158,7 @@ class Batches:
                     _fail(other.done, error)
                 else:
                     other.done.set_result(_ALONE)
-            await self._connections.give_back(connection)  # rolls back what is open
+            await self._undo(connection, error)
             if shared:
                 raise
             return await self._alone(write.query, write.step)
@@ -189,6 +189,21 @@ class Batches:
                         write.arguments = arguments
                         again.append(write)
             todo = again
+
+    async def _undo(self, connection: Any, error: BaseException) -> None:
+        """Take back the connection of a batch that failed: its transaction rolled back
+        here while the connection works (asyncpg's release, which would roll it back
+        too, logs that as an error), else through asyncpg's release."""
+        if isinstance(error, Exception) and not connection.is_closed():
+            try:
+                if connection.is_in_transaction():
+                    await connection.execute("ROLLBACK")
+            except Exception:  # the connection is broken: asyncpg's release cleans up
+                pass
+            else:
+                self._connections.give(connection)
+                return
+        await self._connections.give_back(connection)
 
     def _pass_lead(self) -> None:
         """The oldest queued write leads the next batch."""
