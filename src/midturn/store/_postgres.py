@@ -49,6 +49,11 @@ How it stays correct with many processes:
   back; one that comes in while writes of its own run waits for those writes to end),
   and once every write in flight that may hold a lower id has returned too
   (`_written`). Listeners hear each id at most once, in increasing order.
+- A write that finds every pooled connection busy queues, and up to 32 queued writes
+  commit in one transaction (`_postgres_batch.py`: group commit, one flush of the log
+  for them all), the batch's session locks taken first, in key order; each write's
+  statement, row and announcement stay its own. A write with a connection free runs
+  alone, as above.
 """
 
 from __future__ import annotations
