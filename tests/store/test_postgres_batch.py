@@ -253,3 +253,27 @@ async def test_two_replicas_batching_across_the_same_sessions_do_not_deadlock(
         assert len(logged) == len(set(logged))
         assert _commits(replica_a)[0] >= 3 and _commits(replica_b)[0] >= 3
     assert failures == []
+
+
+async def test_a_batch_whose_commit_fails_gives_every_caller_the_error(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failed `COMMIT` may have committed (as a lone statement whose connection
+    drops): no write runs again, each caller gets the error, and the pool goes on."""
+    execute = asyncpg.connection.Connection.execute
+
+    async def cut(connection: Any, query: str, *args: object, **kwargs: Any) -> Any:
+        if query == "COMMIT":
+            await execute(connection, "ROLLBACK")
+            raise asyncpg.ConnectionDoesNotExistError("the connection was cut at the commit")
+        return await execute(connection, query, *args, **kwargs)
+
+    async with open_store(url) as store:
+        items = [make_ask(f"ia_cut_commit_{n}", session_id=f"s_cc_{n}") for n in range(4)]
+        monkeypatch.setattr(asyncpg.connection.Connection, "execute", cut)
+        outcomes = await _queued(store, [_park(store, item) for item in items])
+        monkeypatch.setattr(asyncpg.connection.Connection, "execute", execute)
+        assert all(isinstance(outcome, asyncpg.ConnectionDoesNotExistError) for outcome in outcomes)
+        assert _commits(store) == (0, 0)
+        assert [await store.get_interaction(item.id) for item in items] == [None] * 4
+        assert (await _park(store, items[0])())[1]  # the pool goes on
