@@ -90,7 +90,7 @@ async def test_a_write_returning_before_an_earlier_one_is_announced_after_it(
     monkeypatch.setattr("midturn.store._postgres.NOTIFY_HOLD_S", 60.0)  # the cap, not hit
     async with open_store(url) as store:
         pool: Any = store._db()  # type: ignore[attr-defined]
-        statement = pool.fetchval
+        statement = pool.fetchrow
         committed, reply = asyncio.Event(), asyncio.Event()
 
         async def first_reply_held(query: str, *args: object) -> Any:
@@ -100,7 +100,7 @@ async def test_a_write_returning_before_an_earlier_one_is_announced_after_it(
                 await reply.wait()
             return result
 
-        monkeypatch.setattr(pool, "fetchval", first_reply_held)
+        monkeypatch.setattr(pool, "fetchrow", first_reply_held)
         heard: list[int] = []
         store.add_listener(heard.append)
         first = asyncio.ensure_future(store.append_events([note("s1")]))

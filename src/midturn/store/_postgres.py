@@ -49,6 +49,11 @@ How it stays correct with many processes:
   back; one that comes in while writes of its own run waits for those writes to end),
   and once every write in flight that may hold a lower id has returned too
   (`_written`). Listeners hear each id at most once, in increasing order.
+- A write that finds every pooled connection busy queues, and up to 32 queued writes
+  commit in one transaction (`_postgres_batch.py`: group commit, one flush of the log
+  for them all), the batch's session locks taken first, in key order; each write's
+  statement, row and announcement stay its own. A write with a connection free runs
+  alone, as above.
 """
 
 from __future__ import annotations
@@ -88,6 +93,7 @@ from midturn.store._codec import (
     sort_key_time,
     unknown_cursor,
 )
+from midturn.store._postgres_batch import Batches
 from midturn.store._postgres_listen import Listener
 from midturn.store._postgres_outbox import PostgresOutbox
 from midturn.store._postgres_pool import Connections
@@ -133,6 +139,7 @@ class PostgresStore(PostgresOutbox, Store):
         self._dsn, self._schema, self._pool_min, self._pool_max = parse_url(url)
         self._lock_key = advisory_key("events", self._schema or "")
         self._pool: Connections | None = None
+        self._batches: Batches | None = None
         self._listener: Listener | None = None
         self._heard = 0
         self._opening = asyncio.Lock()
@@ -201,6 +208,7 @@ class PostgresStore(PostgresOutbox, Store):
             await pool.close()
             raise
         self._pool, self._listener = Connections(pool, self._pool_max), listener
+        self._batches = Batches(self._pool)
 
     async def _reset(self, connection: Any) -> None:
         """What a pooled connection undoes on its way back to the pool (asyncpg has
@@ -213,6 +221,7 @@ class PostgresStore(PostgresOutbox, Store):
     async def aclose(self) -> None:
         listener, self._listener = self._listener, None
         pool, self._pool = self._pool, None
+        self._batches = None
         if listener is not None:
             await listener.stop()
         if pool is not None:
@@ -232,10 +241,25 @@ class PostgresStore(PostgresOutbox, Store):
         operators and tests), or None while it is reconnecting or the store is closed."""
         return None if self._listener is None else self._listener.pid
 
+    @property
+    def group_commits(self) -> tuple[int, int]:
+        """How many batches of writes this store has committed in one transaction each
+        (group commit, `_postgres_batch.py`) and how many writes they held, since it
+        opened (for operators and tests): (0, 0) while the pool was never busy."""
+        if self._batches is None:
+            return 0, 0
+        return self._batches.batches, self._batches.batched
+
     def _db(self) -> Connections:
         if self._pool is None:
             raise UsageError(NOT_OPEN)
         return self._pool
+
+    def _writer(self) -> Batches:
+        """The writes' way to the pool: alone when a connection is free, else batched."""
+        if self._batches is None:
+            raise UsageError(NOT_OPEN)
+        return self._batches
 
     # -- notifications ---------------------------------------------------------------
 
@@ -500,23 +524,30 @@ class PostgresStore(PostgresOutbox, Store):
         `events` for the queue expected, and again for the queue found until the two
         agree (each miss is another write of the session committed meanwhile); with
         `unless_ended`, nothing written (None) when the turn has ended."""
-        pool = self._db()
+        writer = self._writer()
         check_new_interaction(interaction)
         columns = tuple(interaction_columns(interaction).values())
         session_id, turn_id = interaction.session_id, interaction.turn_id
         key = self._session_key(session_id)
+        chosen: Sequence[NewEvent] = ()
+
+        def step(row: Any) -> tuple[object, ...] | None:
+            """The park's arguments for the queue expected (`row` None: its first
+            statement, or again after a batch that committed nothing), or for the queue
+            found when it `missed`; None once it has its outcome."""
+            nonlocal chosen
+            if row is None:
+                position, waits = self._expected_queue(session_id, turn_id)
+            elif row["outcome"] == "missed":
+                position, waits = int(row["queue_position"]), bool(row["turn_waits"])
+            else:
+                return None
+            chosen = events(position, waits)
+            expected = (position, waits) if queued else (None, None)
+            return (key, *columns, *expected, unless_ended, *self._append_arguments(chosen))
 
         async def park() -> tuple[Any, tuple[Event, ...]]:
-            position, waits = self._expected_queue(session_id, turn_id)
-            while True:
-                chosen = events(position, waits)
-                expected = (position, waits) if queued else (None, None)
-                row = await pool.fetchrow(
-                    PARK, key, *columns, *expected, unless_ended, *self._append_arguments(chosen)
-                )
-                if row["outcome"] != "missed":
-                    break
-                position, waits = int(row["queue_position"]), bool(row["turn_waits"])
+            row = await writer.run(PARK, key, step)
             if row["outcome"] != "created":
                 return row, ()
             self._saw_queue(session_id, int(row["queue_position"]) + 1, turn_id, True)
@@ -625,7 +656,7 @@ class PostgresStore(PostgresOutbox, Store):
         )
         if current.status != "pending":
             return Settle(interaction=current, won=False)
-        pool = self._db()
+        writer = self._writer()
         columns = interaction_columns(settled)
         session_id, turn_id = current.session_id, current.turn_id
         appending = [*events, *turn_done]
@@ -642,7 +673,7 @@ class PostgresStore(PostgresOutbox, Store):
         )
 
         async def settle() -> tuple[Any, tuple[Event, ...]]:
-            row = await pool.fetchrow(SETTLE, *arguments)
+            row = await writer.run(SETTLE, self._session_key(session_id), _once(arguments))
             self._parked.pop(interaction_id, None)
             if not row["won"]:
                 return row, ()
@@ -745,13 +776,14 @@ class PostgresStore(PostgresOutbox, Store):
     # -- events ----------------------------------------------------------------------
 
     async def append_events(self, events: Sequence[NewEvent]) -> tuple[Event, ...]:
-        pool = self._db()
+        writer = self._writer()
         if not events:
             return ()
         arguments = self._append_arguments(events)
 
         async def append() -> tuple[Event, ...]:
-            return self._appended(events, await pool.fetchval(APPEND, *arguments))
+            row = await writer.run(APPEND, None, _once(arguments))
+            return self._appended(events, row[0])
 
         return await self._shielded(append)
 
@@ -861,6 +893,12 @@ WHERE e.session_id = t.session_id AND e.turn_id = t.turn_id AND e.interaction_id
                        WHERE k.session_id = t.session_id AND k.turn_id = t.turn_id
                          AND k.interaction_id IS NOT NULL), 9223372036854775807)
 """
+
+
+def _once(arguments: tuple[object, ...]) -> Callable[[Any], tuple[object, ...] | None]:
+    """A write's `step` (`_postgres_batch.py`) for a statement run once: its row is its
+    outcome."""
+    return lambda row: arguments if row is None else None
 
 
 def _unstorable(*identifiers: str | None) -> bool:

@@ -67,6 +67,11 @@ class Connections:
         self.give(connection)
         return result
 
+    def free(self) -> bool:
+        """Whether `take` would not wait: a connection idle, or room to open one, and no
+        caller waiting for one."""
+        return not self._waiters and (bool(self._idle) or self._taken < self._size)
+
     def acquire(self) -> _Checkout:
         """A connection for several statements (a transaction), as asyncpg's pool lends
         one: `async with connections.acquire() as connection`, or awaited and then
