@@ -219,7 +219,7 @@ class _FreeList:
 
 
 class Answerer:
-    """Follows the admin event stream; answers every ask it sees requested."""
+    """Follows the admin event stream of asks requested (`?types=`); answers each."""
 
     def __init__(self, url: str) -> None:
         auth = {"Authorization": f"Bearer {ADMIN}"}
@@ -238,9 +238,12 @@ class Answerer:
 
     async def _run(self, after: int) -> None:
         headers = {"Last-Event-ID": str(after)}
-        async with self.http.stream("GET", "/v1/events", headers=headers) as response:
+        params = {"types": "user_question_requested"}  # the only events it answers
+        async with self.http.stream(
+            "GET", "/v1/events", params=params, headers=headers
+        ) as response:
             self.listening.set()
-            wanted = False  # decode only the events it answers, as an answerer would
+            wanted = False  # decode only the events it answers (the filter sends no other)
             async for line in response.aiter_lines():
                 if line.startswith("event: "):
                     wanted = line == "event: user_question_requested"

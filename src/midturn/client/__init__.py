@@ -15,7 +15,7 @@ implements their blocking forms, `midturn.SyncAsker` and `midturn.SyncAnswerer`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Collection, Coroutine, Iterator
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -32,7 +32,14 @@ from midturn.client._async import (
 )
 from midturn.contract._context import ContextInput
 from midturn.contract._history import HistoryEntry, HistoryPage
-from midturn.contract._interactions import Decision, Event, Interaction, InteractionKind, Risk
+from midturn.contract._interactions import (
+    Decision,
+    Event,
+    EventType,
+    Interaction,
+    InteractionKind,
+    Risk,
+)
 from midturn.contract._ports import Parked, Settled
 from midturn.errors import UsageError
 
@@ -264,10 +271,16 @@ class Client:
                 return
             cursor = page.next_cursor
 
-    def events(self, session_id: str | None = None, *, after: int = 0) -> Iterator[Event]:
-        """Follow events, resuming after a dropped connection (see `AsyncClient.events`).
-        Close the iterator (or break out of the loop) to stop."""
-        stream = self._async.events(session_id, after=after)
+    def events(
+        self,
+        session_id: str | None = None,
+        *,
+        after: int = 0,
+        types: Collection[EventType] | None = None,
+    ) -> Iterator[Event]:
+        """Follow events (with `types`, only those), resuming after a dropped connection
+        (see `AsyncClient.events`). Close the iterator (or break out of the loop) to stop."""
+        stream = self._async.events(session_id, after=after, types=types)
 
         async def following() -> Event:
             return await anext(stream)

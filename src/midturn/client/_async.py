@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Collection
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
@@ -20,7 +20,14 @@ from pydantic import BaseModel, SecretStr
 from midturn.client._sse import read_frames
 from midturn.contract._context import ContextInput, InteractionContext
 from midturn.contract._history import HistoryEntry, HistoryPage
-from midturn.contract._interactions import Decision, Event, Interaction, InteractionKind, Risk
+from midturn.contract._interactions import (
+    Decision,
+    Event,
+    EventType,
+    Interaction,
+    InteractionKind,
+    Risk,
+)
 from midturn.contract._models import ToolOutput
 from midturn.contract._ports import Parked, Settled
 from midturn.errors import (
@@ -555,20 +562,29 @@ class AsyncClient:
     # -- events -------------------------------------------------------------------------
 
     async def events(
-        self, session_id: str | None = None, *, after: int = 0
+        self,
+        session_id: str | None = None,
+        *,
+        after: int = 0,
+        types: Collection[EventType] | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Follow events (one session's, or with `session_id=None` every session's, which
-        needs the admin token) from after event id `after`, forever. A dropped connection
-        is resumed from the last event received (`Last-Event-ID`): nothing is lost or
-        repeated. Stop by breaking out of the loop."""
+        needs the admin token) from after event id `after`, forever; with `types`, only
+        the events of those types (`?types=`; none or empty: every type). A dropped
+        connection is resumed from the last event received (`Last-Event-ID`): nothing is
+        lost or repeated. An unknown type raises `GatewayError` (422 `invalid_request`).
+        Stop by breaking out of the loop."""
         path = f"/v1/sessions/{session_id}/events" if session_id else "/v1/events"
+        named = [types] if isinstance(types, str) else list(types or ())  # one type, as a str
+        params = {"types": ",".join(named)} if named else {}
         last = after
         failures = 0
         while True:
             headers = {"Last-Event-ID": str(last), "Accept": "text/event-stream"}
+            timeout = httpx.Timeout(self._timeout, read=None)
             try:
                 async with self._http.stream(
-                    "GET", path, headers=headers, timeout=httpx.Timeout(self._timeout, read=None)
+                    "GET", path, params=params, headers=headers, timeout=timeout
                 ) as response:
                     if response.status_code >= 400:
                         await response.aread()

@@ -12,8 +12,9 @@ read is a store round trip during which no stream gets anything (under a crowd o
 PostgreSQL, 74–96 reads per 1,100 round trips).
 
 Each event is formatted as an SSE frame once (around the JSON its store already made of
-the interaction it carries), encoded, and those bytes are written as
-they are to every stream that wants it. A stream's buffer of frames not yet written is
+the interaction it carries), encoded, and those bytes are written as they are to every
+stream that wants it: a stream of one session's events, or of some event types only, is
+not handed (nor woken for) the others. A stream's buffer of frames not yet written is
 bounded in bytes (`buffer_bytes`): a stream that falls further behind (its client reads
 too slowly, or not at all) is dropped from the hub, its buffer freed; the stream then
 ends with a frame saying where to resume (`_sse.py`), and the client reconnects with
@@ -54,11 +55,13 @@ class Subscriber:
     `bound` bytes of them (one frame always fits). `dropped` once the hub let it go:
     `lagging` tells whether it fell behind (else the hub stopped)."""
 
-    __slots__ = ("bound", "dropped", "frames", "lagging", "session_id", "size", "wake")
+    __slots__ = ("bound", "dropped", "frames", "lagging", "session_id", "size", "types", "wake")
 
-    def __init__(self, session_id: str | None, bound: int) -> None:
+    def __init__(self, session_id: str | None, bound: int, types: frozenset[str] | None) -> None:
         self.session_id = session_id
         self.bound = bound
+        self.types = types
+        """The event types it is handed (None: all)."""
         self.frames: deque[tuple[int, bytes]] = deque()
         self.size = 0
         self.dropped = False
@@ -107,14 +110,16 @@ class EventHub:
 
     # -- streams ---------------------------------------------------------------------
 
-    async def subscribe(self, session_id: str | None) -> Subscriber:
-        """A new subscriber, handed every event (of `session_id`, or all) fanned out
-        from now on."""
+    async def subscribe(
+        self, session_id: str | None, types: frozenset[str] | None = None
+    ) -> Subscriber:
+        """A new subscriber, handed every event (of `session_id`, or all; of `types`,
+        or any) fanned out from now on."""
         if self._task is None or self._task.done():
             self._ready = asyncio.Event()
             self._task = asyncio.create_task(self._run(), name="midturn-event-hub")
         await self._ready.wait()
-        subscriber = Subscriber(session_id, self.buffer_bytes)
+        subscriber = Subscriber(session_id, self.buffer_bytes, types)
         if self._task.done():
             subscriber.dropped = True  # the hub failed to start: the caller reads the log
         else:
@@ -161,9 +166,11 @@ class EventHub:
             group = self._streams.get(key)
             if not group:
                 continue
-            if frame is None:
-                frame = format_event(event)
             for subscriber in list(group):
+                if subscriber.types is not None and event.type not in subscriber.types:
+                    continue  # not woken for an event it does not want
+                if frame is None:
+                    frame = format_event(event)
                 if not subscriber.offer(event.id, frame):
                     self.unsubscribe(subscriber, lagging=True)
 

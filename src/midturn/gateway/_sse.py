@@ -2,7 +2,9 @@
 
 A stream replays the stored events after the resume point, a page at a time and only as
 fast as the client reads, then follows live ones from the process's one event hub
-(`_hub.py`), without polling. Memory per stream is bounded: one page while replaying,
+(`_hub.py`), without polling. A stream may ask for some event types only (`?types=`):
+both the replay and the live events are then only those, with the log's own ids, so
+`Last-Event-ID` resumes it as any other. Memory per stream is bounded: one page while replaying,
 at most the hub's `buffer_bytes` of frames while live, and one chunk (at most
 `CHUNK_BYTES`) in the server's write buffer, since a write to a client that does not
 read waits (ASGI backpressure) before the next is made. That wait comes once the
@@ -30,13 +32,14 @@ import json
 import logging
 import socket
 from collections.abc import Callable, Iterable
-from typing import Annotated
+from typing import Annotated, get_args
 
 from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from midturn.contract._interactions import Event, EventType
 from midturn.gateway._auth import Principal
 from midturn.gateway._http_refusal import ABORT_CONNECTION
 from midturn.gateway._hub import Subscriber, format_event
@@ -85,6 +88,31 @@ def _bad_resume(value: str) -> RequestValidationError:
     )
 
 
+EVENT_TYPES: tuple[str, ...] = get_args(EventType)
+
+
+def _wanted_types(values: list[str] | None) -> frozenset[str] | None:
+    """The event types a stream asks for, `?types=a,b` or `?types=a&types=b` (the two
+    may mix); None for every type (none named, or all of them)."""
+    if not values:
+        return None
+    named = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    unknown = [name for name in named if name not in EVENT_TYPES]
+    if unknown:
+        raise RequestValidationError(
+            [
+                {
+                    "loc": ("query", "types"),
+                    "msg": f"unknown event type {unknown[0][:60]!r}; "
+                    f"the types are {', '.join(EVENT_TYPES)}",
+                    "type": "value_error",
+                }
+            ]
+        )
+    wanted = frozenset(named)
+    return wanted if wanted and len(wanted) < len(EVENT_TYPES) else None
+
+
 def _chunks(frames: list[bytes]) -> Iterable[bytes]:
     """Frames joined into writes of about `CHUNK_BYTES` (one frame may be larger)."""
     batch: list[bytes] = []
@@ -126,10 +154,17 @@ class _Stream:
     chunk written straight to the connection (`_write`). The gateway's stream clock
     (`_stream_clock.py`) wakes it for a keepalive and ends it when a write stalls."""
 
-    def __init__(self, state: GatewayState, after: int, session_id: str | None) -> None:
+    def __init__(
+        self,
+        state: GatewayState,
+        after: int,
+        session_id: str | None,
+        types: frozenset[str] | None = None,
+    ) -> None:
         self.state = state
         self.cursor = after
         self.session_id = session_id
+        self.types = types
         self.ended = False
         self.stalled = False
         self.following = False
@@ -203,9 +238,19 @@ class _Stream:
         if self.subscriber is not None:
             self.subscriber.wake.set()
 
+    async def _read_page(self) -> list[Event]:
+        store = self.state.store
+        if self.types is None:
+            return await store.read_events(
+                self.cursor, session_id=self.session_id, limit=REPLAY_PAGE
+            )
+        return await store.read_events_of_types(
+            self.types, self.cursor, session_id=self.session_id, limit=REPLAY_PAGE
+        )
+
     async def _replay(self) -> None:
-        hub, store = self.state.hub, self.state.store
-        self.subscriber = await hub.subscribe(self.session_id)
+        hub = self.state.hub
+        self.subscriber = await hub.subscribe(self.session_id, self.types)
         while not self.ended:
             # A few replays read and format a page at once, however many streams
             # replay, and each gives the loop a turn after every page, holding its slot
@@ -213,9 +258,7 @@ class _Stream:
             # one stream's whole replay would run in one step). A slot is never held
             # across a write that waits for the client.
             async with self.state.replay_slots:
-                page = await store.read_events(
-                    self.cursor, session_id=self.session_id, limit=REPLAY_PAGE
-                )
+                page = await self._read_page()
                 read = len(page)
                 frames = [format_event(event) for event in page]
                 await asyncio.sleep(0)
@@ -230,7 +273,7 @@ class _Stream:
                     return
                 # it fell behind while replaying: the log holds all it missed
                 hub.unsubscribe(self.subscriber)
-                self.subscriber = await hub.subscribe(self.session_id)
+                self.subscriber = await hub.subscribe(self.session_id, self.types)
 
     async def _follow(self) -> None:
         subscriber = self.subscriber
@@ -309,11 +352,16 @@ class _StreamResponse(Response):
 
 
 def _open(
-    state: GatewayState, caller: Principal, start: int, session_id: str | None, request: Request
+    state: GatewayState,
+    caller: Principal,
+    start: int,
+    session_id: str | None,
+    types: frozenset[str] | None,
+    request: Request,
 ) -> _StreamResponse:
     release = state.streams.acquire(caller)  # raises TooManyStreams past the bound
     try:
-        return _StreamResponse(_Stream(state, start, session_id), request, release)
+        return _StreamResponse(_Stream(state, start, session_id, types), request, release)
     except BaseException:
         release()
         raise
@@ -336,6 +384,13 @@ Tail = Annotated[
         description="with no resume point, start with only the newest this many events",
     ),
 ]
+Types = Annotated[
+    list[str] | None,
+    Query(
+        description="only events of these types, comma-separated or the parameter repeated "
+        "(none: every type)",
+    ),
+]
 AccessToken = Annotated[
     str | None,
     Query(description="the token, for EventSource clients that cannot send headers"),
@@ -354,14 +409,16 @@ async def session_events(
     last_event_id: LastEventId = None,
     after: After = None,
     tail: Tail = None,
+    types: Types = None,
     access_token: AccessToken = None,
 ) -> Response:
     """One session's events as server-sent events, replayed from `Last-Event-ID`."""
     state, caller = call
     caller.require({"answer"}, "follow this session's events", session_id)
+    wanted = _wanted_types(types)
     await state.authority.session(session_id)
-    start = await _start(state, _resume_point(last_event_id, after), tail, session_id)
-    return _open(state, caller, start, session_id, request)
+    start = await _start(state, _resume_point(last_event_id, after), tail, session_id, wanted)
+    return _open(state, caller, start, session_id, wanted, request)
 
 
 @router.get(
@@ -375,18 +432,28 @@ async def all_events(
     last_event_id: LastEventId = None,
     after: After = None,
     tail: Tail = None,
+    types: Types = None,
     access_token: AccessToken = None,
 ) -> Response:
     """Every session's events (admin only), replayed from `Last-Event-ID`."""
     state, caller = call
     caller.require(set(), "follow every session's events")
-    start = await _start(state, _resume_point(last_event_id, after), tail, None)
-    return _open(state, caller, start, None, request)
+    wanted = _wanted_types(types)
+    start = await _start(state, _resume_point(last_event_id, after), tail, None, wanted)
+    return _open(state, caller, start, None, wanted, request)
 
 
-async def _start(state: GatewayState, resume: int, tail: int | None, session_id: str | None) -> int:
+async def _start(
+    state: GatewayState,
+    resume: int,
+    tail: int | None,
+    session_id: str | None,
+    types: frozenset[str] | None,
+) -> int:
     """Where the replay starts: a resume point given wins; else, with `tail`, just
-    before the newest `tail` events."""
+    before the newest `tail` events (of `types`, when the stream asks for some)."""
     if resume or tail is None:
         return resume
+    if types is not None:
+        return await state.store.tail_start_of_types(types, tail, session_id=session_id)
     return await state.store.tail_start(tail, session_id=session_id)

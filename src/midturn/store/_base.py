@@ -17,7 +17,8 @@ typically set an asyncio event that wakes readers, which then read the log by id
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Any, ClassVar, Self
@@ -342,6 +343,56 @@ class Store(abc.ABC):
         if count < 0:
             raise UsageError(f"count must be 0 or more (got {count})")
         return max(0, await self.last_event_id() - count)
+
+    async def read_events_of_types(
+        self,
+        types: Collection[str],
+        after_id: int = 0,
+        *,
+        session_id: str | None = None,
+        limit: int = 1000,
+    ) -> list[Event]:
+        """Like `read_events`, but only the events whose type is one of `types` (all of
+        them when `types` is empty): up to `limit` of those, oldest first. The ids are
+        the log's own, so a reader resumes after the last one it got.
+
+        This version reads `read_events` pages and keeps the matching events; the
+        backends override it with one query."""
+        if not types:
+            return await self.read_events(after_id, session_id=session_id, limit=limit)
+        wanted = frozenset(types)
+        found: list[Event] = []
+        while len(found) < limit:
+            page = await self.read_events(after_id, session_id=session_id, limit=limit)
+            found += [event for event in page if event.type in wanted]
+            if len(page) < limit:
+                break
+            after_id = page[-1].id
+        return found[:limit]
+
+    async def tail_start_of_types(
+        self, types: Collection[str], count: int, *, session_id: str | None = None
+    ) -> int:
+        """The event id after which the newest `count` events whose type is one of
+        `types` follow (`tail_start` when `types` is empty):
+        `read_events_of_types(types, tail_start_of_types(types, n))` gives them.
+
+        This version reads the whole log (of the session) once; the backends override it
+        with a query that counts back from the newest event."""
+        if count < 0:
+            raise UsageError(f"count must be 0 or more (got {count})")
+        if not types:
+            return await self.tail_start(count, session_id=session_id)
+        wanted = frozenset(types)
+        newest: deque[int] = deque(maxlen=count + 1)
+        after_id = 0
+        while True:
+            page = await self.read_events(after_id, session_id=session_id, limit=1000)
+            newest.extend(event.id for event in page if event.type in wanted)
+            if len(page) < 1000:
+                break
+            after_id = page[-1].id
+        return newest[0] if len(newest) > count else 0
 
     # -- retention -------------------------------------------------------------------
 

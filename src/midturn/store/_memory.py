@@ -24,7 +24,7 @@ settles wins. The store is not for use from several threads.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from pydantic import TypeAdapter
@@ -461,6 +461,30 @@ class MemoryStore(MemoryOutbox, Store):
         if count < 0:
             raise UsageError(f"count must be 0 or more (got {count})")
         return self._events.tail_start(count, session_id)
+
+    async def read_events_of_types(
+        self,
+        types: Collection[str],
+        after_id: int = 0,
+        *,
+        session_id: str | None = None,
+        limit: int = 1000,
+    ) -> list[Event]:
+        self._check_open()
+        check_limit(limit)
+        if not types:
+            return self._events.after(after_id, session_id, limit)
+        return self._events.after_of_types(after_id, session_id, limit, frozenset(types))
+
+    async def tail_start_of_types(
+        self, types: Collection[str], count: int, *, session_id: str | None = None
+    ) -> int:
+        self._check_open()
+        if count < 0:
+            raise UsageError(f"count must be 0 or more (got {count})")
+        if not types:
+            return self._events.tail_start(count, session_id)
+        return self._events.tail_start_of_types(count, session_id, frozenset(types))
 
     # -- retention -------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ JSON: see `pack`.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -172,6 +173,50 @@ class EventLog:
         """The id after which the newest `count` events (of one session, or all) follow."""
         ids = self.ids if session_id is None else self.by_session.get(session_id, [])
         return 0 if len(ids) <= count else ids[-count - 1]
+
+    def _positions(
+        self, session_id: str | None, first_id: int, newest_first: bool
+    ) -> Iterator[int]:
+        """The positions of the events (of one session, or all) with id > `first_id`,
+        in id order or newest first."""
+        ids = self.ids
+        if session_id is None:
+            first = bisect_right(ids, first_id)
+            return iter(
+                range(len(ids) - 1, first - 1, -1) if newest_first else range(first, len(ids))
+            )
+        session_ids = self.by_session.get(session_id, [])
+        first = bisect_right(session_ids, first_id)
+        chosen = session_ids[first:]
+        return (
+            bisect_left(ids, event_id)
+            for event_id in (reversed(chosen) if newest_first else chosen)
+        )
+
+    def after_of_types(
+        self, after_id: int, session_id: str | None, limit: int, types: frozenset[str]
+    ) -> list[Event]:
+        """Up to `limit` events after `after_id` whose type is one of `types`, in id
+        order: only the type column is read for the events passed over."""
+        column = self.types
+        found: list[Event] = []
+        for position in self._positions(session_id, after_id, newest_first=False):
+            if column[position] in types:
+                found.append(self.event(position))
+                if len(found) == limit:
+                    break
+        return found
+
+    def tail_start_of_types(self, count: int, session_id: str | None, types: frozenset[str]) -> int:
+        """The id after which the newest `count` events whose type is one of `types`
+        follow, counted back from the newest event."""
+        column, seen = self.types, 0
+        for position in self._positions(session_id, 0, newest_first=True):
+            if column[position] in types:
+                if seen == count:
+                    return self.ids[position]
+                seen += 1
+        return 0
 
     def prune(self, gone: set[str], turns: set[tuple[str, str]], newest: int) -> int:
         """Drop the events of the interactions `gone`, and the turn events of `turns`

@@ -59,7 +59,7 @@ How it stays correct with many processes:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Generator, Sequence
+from collections.abc import Callable, Collection, Coroutine, Generator, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -819,6 +819,71 @@ class PostgresStore(PostgresOutbox, Store):
                 "SELECT id FROM midturn_events WHERE session_id = $1 "
                 "ORDER BY id DESC LIMIT 1 OFFSET $2",
                 session_id,
+                count,
+            )
+        return 0 if found is None else int(found)
+
+    async def read_events_of_types(
+        self,
+        types: Collection[str],
+        after_id: int = 0,
+        *,
+        session_id: str | None = None,
+        limit: int = 1000,
+    ) -> list[Event]:
+        pool = self._db()
+        check_limit(limit)
+        wanted = sorted(set(types))
+        if not wanted:
+            return await self.read_events(after_id, session_id=session_id, limit=limit)
+        if _unstorable(session_id):
+            return []
+        # by the primary key or the (session_id, id) index (as READ_SESSION_EVENTS), the
+        # type checked on each row
+        if session_id is None:
+            rows = await pool.fetch(
+                "SELECT id, body FROM midturn_events WHERE type = ANY($1::text[]) AND id > $2 "
+                "ORDER BY id LIMIT $3",
+                wanted,
+                after_id,
+                limit,
+            )
+        else:
+            rows = await pool.fetch(
+                "SELECT id, body FROM midturn_events WHERE session_id = $1 "
+                "AND type = ANY($2::text[]) AND (session_id, id) > ($1, $3) "
+                "ORDER BY id LIMIT $4",
+                session_id,
+                wanted,
+                after_id,
+                limit,
+            )
+        return [load_event(row["id"], row["body"]) for row in rows]
+
+    async def tail_start_of_types(
+        self, types: Collection[str], count: int, *, session_id: str | None = None
+    ) -> int:
+        pool = self._db()
+        if count < 0:
+            raise UsageError(f"count must be 0 or more (got {count})")
+        wanted = sorted(set(types))
+        if not wanted:
+            return await self.tail_start(count, session_id=session_id)
+        if session_id is not None and _unstorable(session_id):
+            return 0
+        if session_id is None:
+            found = await pool.fetchval(
+                "SELECT id FROM midturn_events WHERE type = ANY($1::text[]) "
+                "ORDER BY id DESC LIMIT 1 OFFSET $2",
+                wanted,
+                count,
+            )
+        else:
+            found = await pool.fetchval(
+                "SELECT id FROM midturn_events WHERE session_id = $1 AND type = ANY($2::text[]) "
+                "ORDER BY id DESC LIMIT 1 OFFSET $3",
+                session_id,
+                wanted,
                 count,
             )
         return 0 if found is None else int(found)

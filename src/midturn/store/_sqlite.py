@@ -29,7 +29,7 @@ import os
 import sqlite3
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -581,6 +581,45 @@ class SqliteStore(SqliteOutbox, Store):
 
         return await self._run(find)
 
+    async def read_events_of_types(
+        self,
+        types: Collection[str],
+        after_id: int = 0,
+        *,
+        session_id: str | None = None,
+        limit: int = 1000,
+    ) -> list[Event]:
+        check_limit(limit)
+        wanted = sorted(set(types))
+        if not wanted:
+            return await self.read_events(after_id, session_id=session_id, limit=limit)
+        # by the primary key or the (session_id, id) index, the type checked on each row
+        where, params = _of_types(session_id, wanted)
+        sql = f"SELECT id, body FROM midturn_events WHERE {where} AND id > ? ORDER BY id LIMIT ?"
+
+        def select(db: Db) -> list[Event]:
+            rows = db.execute(sql, [*params, after_id, limit])
+            return [load_event(event_id, body) for event_id, body in rows]
+
+        return await self._run(select)
+
+    async def tail_start_of_types(
+        self, types: Collection[str], count: int, *, session_id: str | None = None
+    ) -> int:
+        if count < 0:
+            raise UsageError(f"count must be 0 or more (got {count})")
+        wanted = sorted(set(types))
+        if not wanted:
+            return await self.tail_start(count, session_id=session_id)
+        where, params = _of_types(session_id, wanted)
+        sql = f"SELECT id FROM midturn_events WHERE {where} ORDER BY id DESC LIMIT 1 OFFSET ?"
+
+        def find(db: Db) -> int:
+            row = db.execute(sql, [*params, count]).fetchone()
+            return 0 if row is None else int(row[0])
+
+        return await self._run(find)
+
     # -- retention -------------------------------------------------------------------
 
     async def prunable(self, settled_before: datetime, *, limit: int = 1000) -> list[Interaction]:
@@ -708,6 +747,14 @@ def _create(
         ) from error
     appended = _insert_events(db, events, bodies)
     return (interaction, True, appended), appended
+
+
+def _of_types(session_id: str | None, types: list[str]) -> tuple[str, list[str]]:
+    """The WHERE clause (and its parameters) of events of `types`, of one session or all."""
+    clause = f"type IN ({', '.join(['?'] * len(types))})"
+    if session_id is None:
+        return clause, types
+    return f"session_id = ? AND {clause}", [session_id, *types]
 
 
 def _insert_events(db: Db, events: Sequence[NewEvent], bodies: list[str]) -> tuple[Event, ...]:

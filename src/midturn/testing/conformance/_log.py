@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from midturn.contract._interactions import Event
+from midturn.contract._interactions import Event, NewEvent
 from midturn.errors import UsageError
 from midturn.store import Store
 from midturn.testing.conformance._backend import Backend
@@ -66,6 +66,49 @@ class LogConformance:
         assert await window(1, "nobody") == []
         with pytest.raises(UsageError, match="count"):
             await store.tail_start(-1)
+
+    async def test_events_read_by_type_keep_the_log_ids(self, store: Store) -> None:
+        def resumed(session_id: str) -> NewEvent:
+            return NewEvent(type="turn_resumed", session_id=session_id, turn_id="t1")
+
+        assert await store.read_events_of_types(["turn_resumed"]) == []
+        assert await store.tail_start_of_types(["turn_resumed"], 1) == 0
+        appended = [
+            *await store.append_events(
+                [note("s1"), resumed("s1"), note("s2"), resumed("s2"), resumed("s1")]
+            ),
+            *await store.append_events([note("s1"), resumed("s1")]),
+        ]
+        wanted = [event for event in appended if event.type == "turn_resumed"]
+        s1 = [event for event in wanted if event.session_id == "s1"]
+
+        assert await store.read_events_of_types(["turn_resumed"]) == wanted
+        assert await store.read_events_of_types(["turn_resumed"], limit=2) == wanted[:2]
+        assert await store.read_events_of_types(["turn_resumed"], wanted[1].id) == wanted[2:]
+        assert await store.read_events_of_types(["turn_resumed"], session_id="s1") == s1
+        assert (
+            await store.read_events_of_types(["turn_resumed"], s1[0].id, session_id="s1", limit=1)
+            == s1[1:2]
+        )
+        assert await store.read_events_of_types(["turn_resumed"], session_id="s3") == []
+        assert await store.read_events_of_types(["user_question_requested"]) == []
+        both = await store.read_events_of_types(["turn_resumed", "turn_waiting"])
+        assert both == appended
+        assert await store.read_events_of_types([], appended[4].id) == appended[5:]
+
+        async def window(count: int, session_id: str | None = None) -> list[Event]:
+            start = await store.tail_start_of_types(["turn_resumed"], count, session_id=session_id)
+            return await store.read_events_of_types(["turn_resumed"], start, session_id=session_id)
+
+        assert await window(2) == wanted[-2:]
+        assert await window(0) == []
+        assert await window(100) == wanted
+        assert await window(2, "s1") == s1[-2:]
+        assert await window(3, "s1") == s1
+        assert await window(1, "nobody") == []
+        assert await store.tail_start_of_types([], 2) == await store.tail_start(2)
+        with pytest.raises(UsageError, match="count"):
+            await store.tail_start_of_types(["turn_resumed"], -1)
 
     async def test_events_keep_their_fields(self, store: Store) -> None:
         interaction = make_ask("i1")
