@@ -28,8 +28,9 @@ The crowd, on that server:
   process, so the bench's own loop does not time them.
 - `--agents` agents, each in its own seeded session, doing round trips paced at one per
   `--pace` seconds: `POST /v1/sessions/{id}/asks?wait=60`, an answerer following
-  `/v1/events` (admin) answers it, the agent's request returns the answer. The answerer
-  runs in a process of its own (`AnswererProcess`), for the anchor as for the crowd.
+  `/v1/events?types=user_question_requested` (admin) answers it, the agent's request
+  returns the answer. The answerer runs in a process of its own (`AnswererProcess`), for
+  the anchor as for the crowd.
 - a probe process timing `GET /healthz` back to back (a 10 ms pause between requests).
 
 The agents, the answerer and the probe speak HTTP/1.1 on kept connections through
@@ -433,8 +434,11 @@ def pct(values: list[float], q: float) -> float:
 
 
 class Answerer:
-    """Follows `/v1/events` (admin) from now on and answers every ask of the agents'
-    sessions as soon as it sees it requested, on 16 kept connections (`Connection`)."""
+    """Follows `/v1/events?types=user_question_requested` (admin) from now on and answers
+    every ask of the agents' sessions as soon as it sees it requested, on 16 kept
+    connections (`Connection`). The filter spares it the frames of every other event
+    (answered, result and the rest), which it would only skip: as an answering bot
+    would follow the stream. The crowd's own streams take every event."""
 
     def __init__(self, url: str, sessions: set[str]) -> None:
         auth = {"Authorization": f"Bearer {ADMIN}"}
@@ -457,7 +461,8 @@ class Answerer:
         while True:
             try:
                 headers = {"Accept": "text/event-stream", "Last-Event-ID": str(after)}
-                async with self.stream.stream("GET", "/v1/events", headers=headers) as response:
+                wanted_only = "/v1/events?types=user_question_requested"
+                async with self.stream.stream("GET", wanted_only, headers=headers) as response:
                     if response.status_code != 200:
                         self.errors += 1
                         await asyncio.sleep(1)
