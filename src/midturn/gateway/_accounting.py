@@ -1,7 +1,7 @@
 """What every response of the gateway carries and what each request leaves behind: the
-security headers, and the request's count for `/metrics` with its access-log line. Both
-the middleware and the express lane in front of it (`_express.py`) use them, so a request
-served either way is accounted alike."""
+security headers, and the request's count for `/metrics` with its access-log line. The
+middleware and the two lanes in front of it (`_express.py`, `_health.py`) all use them,
+so a request served any of those ways is accounted alike."""
 
 from __future__ import annotations
 
