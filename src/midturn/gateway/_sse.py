@@ -39,7 +39,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from midturn.contract._interactions import Event, EventType
+from midturn.contract._interactions import EventType
 from midturn.gateway._auth import Principal
 from midturn.gateway._http_refusal import ABORT_CONNECTION
 from midturn.gateway._hub import Subscriber, format_event
@@ -238,18 +238,8 @@ class _Stream:
         if self.subscriber is not None:
             self.subscriber.wake.set()
 
-    async def _read_page(self) -> list[Event]:
-        store = self.state.store
-        if self.types is None:
-            return await store.read_events(
-                self.cursor, session_id=self.session_id, limit=REPLAY_PAGE
-            )
-        return await store.read_events_of_types(
-            self.types, self.cursor, session_id=self.session_id, limit=REPLAY_PAGE
-        )
-
     async def _replay(self) -> None:
-        hub = self.state.hub
+        hub, store = self.state.hub, self.state.store
         self.subscriber = await hub.subscribe(self.session_id, self.types)
         while not self.ended:
             # A few replays read and format a page at once, however many streams
@@ -258,7 +248,9 @@ class _Stream:
             # one stream's whole replay would run in one step). A slot is never held
             # across a write that waits for the client.
             async with self.state.replay_slots:
-                page = await self._read_page()
+                page = await store.read_events_of_types(
+                    self.types or (), self.cursor, session_id=self.session_id, limit=REPLAY_PAGE
+                )
                 read = len(page)
                 frames = [format_event(event) for event in page]
                 await asyncio.sleep(0)
@@ -454,6 +446,4 @@ async def _start(
     before the newest `tail` events (of `types`, when the stream asks for some)."""
     if resume or tail is None:
         return resume
-    if types is not None:
-        return await state.store.tail_start_of_types(types, tail, session_id=session_id)
-    return await state.store.tail_start(tail, session_id=session_id)
+    return await state.store.tail_start_of_types(types or (), tail, session_id=session_id)
