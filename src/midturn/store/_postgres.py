@@ -107,7 +107,9 @@ from midturn.store._postgres_sql import (
     GET,
     PARK,
     READ_EVENTS,
+    READ_EVENTS_OF_TYPES,
     READ_SESSION_EVENTS,
+    READ_SESSION_EVENTS_OF_TYPES,
     SETTLE,
     list_query,
 )
@@ -807,7 +809,7 @@ class PostgresStore(PostgresOutbox, Store):
         pool = self._db()
         if count < 0:
             raise UsageError(f"count must be 0 or more (got {count})")
-        if session_id is not None and _unstorable(session_id):
+        if _unstorable(session_id):
             return 0
         # the (count+1)-th newest id, by the primary key or the (session_id, id) index
         if session_id is None:
@@ -838,25 +840,11 @@ class PostgresStore(PostgresOutbox, Store):
             return await self.read_events(after_id, session_id=session_id, limit=limit)
         if _unstorable(session_id):
             return []
-        # by the primary key or the (session_id, id) index (as READ_SESSION_EVENTS), the
-        # type checked on each row
         if session_id is None:
-            rows = await pool.fetch(
-                "SELECT id, body FROM midturn_events WHERE type = ANY($1::text[]) AND id > $2 "
-                "ORDER BY id LIMIT $3",
-                wanted,
-                after_id,
-                limit,
-            )
+            rows = await pool.fetch(READ_EVENTS_OF_TYPES, wanted, after_id, limit)
         else:
             rows = await pool.fetch(
-                "SELECT id, body FROM midturn_events WHERE session_id = $1 "
-                "AND type = ANY($2::text[]) AND (session_id, id) > ($1, $3) "
-                "ORDER BY id LIMIT $4",
-                session_id,
-                wanted,
-                after_id,
-                limit,
+                READ_SESSION_EVENTS_OF_TYPES, session_id, wanted, after_id, limit
             )
         return [load_event(row["id"], row["body"]) for row in rows]
 
@@ -869,7 +857,7 @@ class PostgresStore(PostgresOutbox, Store):
         wanted = sorted(set(types))
         if not wanted:
             return await self.tail_start(count, session_id=session_id)
-        if session_id is not None and _unstorable(session_id):
+        if _unstorable(session_id):
             return 0
         if session_id is None:
             found = await pool.fetchval(

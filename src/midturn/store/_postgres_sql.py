@@ -28,7 +28,9 @@ __all__ = [
     "GET",
     "PARK",
     "READ_EVENTS",
+    "READ_EVENTS_OF_TYPES",
     "READ_SESSION_EVENTS",
+    "READ_SESSION_EVENTS_OF_TYPES",
     "SETTLE",
     "list_query",
 ]
@@ -79,6 +81,16 @@ READ_EVENTS = "SELECT id, body FROM midturn_events WHERE id > $1 ORDER BY id LIM
 READ_SESSION_EVENTS = (
     "SELECT id, body FROM midturn_events"
     " WHERE session_id = $1 AND (session_id, id) > ($1, $2) ORDER BY id LIMIT $3"
+)
+# The same two reads kept to some event types ($1 / $2, a text[]): by the same key and
+# index, the type checked on each row (no index on the type).
+READ_EVENTS_OF_TYPES = (
+    "SELECT id, body FROM midturn_events"
+    " WHERE type = ANY($1::text[]) AND id > $2 ORDER BY id LIMIT $3"
+)
+READ_SESSION_EVENTS_OF_TYPES = (
+    "SELECT id, body FROM midturn_events WHERE session_id = $1"
+    " AND type = ANY($2::text[]) AND (session_id, id) > ($1, $3) ORDER BY id LIMIT $4"
 )
 
 
