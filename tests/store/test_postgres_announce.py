@@ -62,7 +62,7 @@ async def test_the_runtime_reads_none_of_its_own_events_back_from_the_log(
     # to end, or NOTIFY_HOLD_S at most; on a loaded machine the write's result can take
     # longer than the 50 ms to reach its caller, and the reader then reads the event back
     # (harmless: it skips it). Lengthened here, so the test sees the mechanism, not the load.
-    monkeypatch.setattr("midturn.store._postgres.NOTIFY_HOLD_S", 60.0)
+    monkeypatch.setattr("midturn.store._postgres_announce.NOTIFY_HOLD_S", 60.0)
     async with open_store(url) as store, Runtime(store) as runtime:
         reads: list[Any] = []
         read_events = store.read_events
@@ -87,7 +87,7 @@ async def test_a_write_returning_before_an_earlier_one_is_announced_after_it(
     hear of the second's ids only once the first has returned too, so the runtime,
     which skips its own ids when it follows the log, never finds an id of its own it
     has not been handed yet, and never reads its own events back."""
-    monkeypatch.setattr("midturn.store._postgres.NOTIFY_HOLD_S", 60.0)  # the cap, not hit
+    monkeypatch.setattr("midturn.store._postgres_announce.NOTIFY_HOLD_S", 60.0)  # the cap, not hit
     async with open_store(url) as store:
         pool: Any = store._db()  # type: ignore[attr-defined]
         statement = pool.fetchrow
@@ -122,24 +122,25 @@ async def test_a_held_id_waits_for_the_writes_in_flight_when_held_not_for_later_
     store = PostgresStore("postgresql://nobody@127.0.0.1:1/none")
     heard: list[int] = []
     store.add_listener(heard.append)
-    store._heard = 3
+    announcer = store._announcer
+    announcer.heard = 3
 
     def begin() -> int:
-        store._writes += 1
-        store._flying.add(store._writes)
-        return store._writes
+        announcer._writes += 1
+        announcer._flying.add(announcer._writes)
+        return announcer._writes
 
     def end(write: int, ids: list[int]) -> None:
-        store._appended([note("s1")] * len(ids), ids)
-        store._written(write)
+        announcer.appended([note("s1")] * len(ids), ids)
+        announcer._written(write)
 
     first, second = begin(), begin()
     end(second, [5])  # id 4 may be the first write's, still on its way
-    store._on_payload("6:")  # another replica's, heard while the first write flies
+    announcer.on_payload("6:")  # another replica's, heard while the first write flies
     later = begin()
     assert heard == []
     end(first, [4])  # the write begun later is still in flight: not waited for
     assert heard == [6]
     end(later, [7])
     assert heard == [6, 7]
-    assert store._held == [] and store._hold_timer is None
+    assert announcer._held == [] and announcer._hold_timer is None

@@ -48,7 +48,7 @@ How it stays correct with many processes:
   announces once their write has returned (and ignores when their notification comes
   back; one that comes in while writes of its own run waits for those writes to end),
   and once every write in flight that may hold a lower id has returned too
-  (`_written`). Listeners hear each id at most once, in increasing order.
+  (`_postgres_announce.py`). Listeners hear each id at most once, in increasing order.
 - A write that finds every pooled connection busy queues, and up to 32 queued writes
   commit in one transaction (`_postgres_batch.py`: group commit, one flush of the log
   for them all), the batch's session locks taken first, in key order; each write's
@@ -59,9 +59,9 @@ How it stays correct with many processes:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection, Coroutine, Generator, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import asyncpg
 
@@ -83,7 +83,6 @@ from midturn.store._codec import (
     check_new_interaction,
     dump_event,
     dump_session,
-    event_from,
     interaction_columns,
     load_event,
     load_interaction,
@@ -93,6 +92,7 @@ from midturn.store._codec import (
     sort_key_time,
     unknown_cursor,
 )
+from midturn.store._postgres_announce import Announcer
 from midturn.store._postgres_batch import Batches
 from midturn.store._postgres_listen import Listener
 from midturn.store._postgres_outbox import PostgresOutbox
@@ -118,14 +118,10 @@ from midturn.store._postgres_url import parse_url, redact
 __all__ = ["PostgresStore"]
 
 _CLOSE_TIMEOUT_S = 10.0
-NOTIFY_HOLD_S = 0.05
-"""The longest a notification that came in during a write of this store waits (see
-`_on_payload`): a write ending announces it at once."""
 KEPT = 4096
 """How many sessions' queues (`_queues`) and parked interactions (`_parked`) a store
 remembers, the longest unwritten forgotten first. Forgetting costs a round trip: a park
 into a forgotten session's queue may miss once, a settle reads the interaction first."""
-T = TypeVar("T")
 
 
 class PostgresStore(PostgresOutbox, Store):
@@ -143,18 +139,8 @@ class PostgresStore(PostgresOutbox, Store):
         self._pool: Connections | None = None
         self._batches: Batches | None = None
         self._listener: Listener | None = None
-        self._heard = 0
+        self._announcer = Announcer(self.notify_listeners, self._schema)
         self._opening = asyncio.Lock()
-        self._flying: set[int] = set()
-        """The writes of this store in flight (a number each, from `_writes`)."""
-        self._writes = 0
-        self._held: list[tuple[int, int]] = []
-        """Ids not yet announced, each with the newest write begun when it was held: it
-        waits until none of the writes up to that one is in flight (see `_written`)."""
-        self._drawn: tuple[int, int] | None = None
-        """The first and last id a write drew, from `_appended` to `_written` (both in
-        the write's last step)."""
-        self._hold_timer: asyncio.TimerHandle | None = None
         self._queues: dict[str, tuple[int, str, bool]] = {}
         """Per session, as this store's last write of it left the queue: the number
         pending, a turn, and whether that turn waits (the queue a park expects)."""
@@ -197,11 +183,11 @@ class PostgresStore(PostgresOutbox, Store):
                         "On its first start midturn needs a role that may create the "
                         "schema and tables (later starts only read and write them)"
                     ) from error
-                self._heard = await self._last_id(connection)
+                self._announcer.heard = await self._last_id(connection)
             listener = Listener(
                 self._dsn,
                 CHANNEL,
-                on_payload=self._on_payload,
+                on_payload=self._announcer.on_payload,
                 on_reconnect=self._catch_up,
                 application_name=f"midturn-listener {self._schema or ''}",
             )
@@ -265,37 +251,10 @@ class PostgresStore(PostgresOutbox, Store):
 
     # -- notifications ---------------------------------------------------------------
 
-    def _heard_up_to(self, last_event_id: int) -> None:
-        """Tell the listeners about `last_event_id` unless they have heard of it (or of a
-        newer id) already, so they hear ids in increasing order."""
-        if last_event_id > self._heard:
-            self._heard = last_event_id
-            self.notify_listeners(last_event_id)
-
-    def _on_payload(self, payload: str) -> None:
-        """A notification from any store object on this database, this one included: its
-        own appends it has announced already, and `_heard_up_to` drops them."""
-        text_id, _, schema = payload.partition(":")
-        if schema != (self._schema or ""):
-            return
-        try:
-            last_event_id = int(text_id)
-        except ValueError:
-            return  # not one of ours
-        if last_event_id <= self._heard:
-            return  # announced already (this store's own, mostly)
-        if self._flying:
-            # Perhaps a write of this store, whose caller has not had its ids yet (the
-            # notification can come in before the statement's result): held back until
-            # the writes in flight now have ended, or `NOTIFY_HOLD_S` at most.
-            self._hold(last_event_id)
-            return
-        self._heard_up_to(last_event_id)
-
     async def _catch_up(self) -> None:
         """After the notification connection came back: whatever was appended while it
         was down is in the log, so point the readers at its end."""
-        self._heard_up_to(await self.last_event_id())
+        self._announcer.heard_up_to(await self.last_event_id())
 
     def _append_arguments(
         self, events: Sequence[NewEvent], gated: Sequence[bool] | None = None
@@ -311,126 +270,6 @@ class PostgresStore(PostgresOutbox, Store):
         )
         extra = () if gated is None else (list(gated),)
         return (*arrays, *extra, self._lock_key, f":{self._schema or ''}")
-
-    def _appended(self, events: Sequence[NewEvent], ids: list[int] | None) -> tuple[Event, ...]:
-        """The events under the ids their statement drew (the statement has committed:
-        it ran in its own transaction), to be announced by `_shielded`."""
-        if not ids:
-            return ()
-        appended = tuple(
-            event_from(new, event_id) for new, event_id in zip(events, ids, strict=True)
-        )
-        self._drawn = (ids[0], ids[-1])
-        return appended
-
-    def _announce(self) -> None:
-        """Tell the listeners of every id held, whatever it waits for (after
-        `NOTIFY_HOLD_S`: a write in flight that long is stuck, not late)."""
-        held, self._held, self._hold_timer = self._held, [], None
-        self._heard_up_to(max((last_event_id for last_event_id, _ in held), default=0))
-
-    def _hold(self, last_event_id: int) -> None:
-        """Announce `last_event_id` once the writes in flight now have ended (those
-        begun up to the newest, `_writes`, as no write begun later can be one of them),
-        or `NOTIFY_HOLD_S` after the oldest id held now at most."""
-        self._held.append((last_event_id, self._writes))
-        if self._hold_timer is None:
-            loop = asyncio.get_running_loop()
-            self._hold_timer = loop.call_later(NOTIFY_HOLD_S, self._announce)
-
-    def _release(self) -> None:
-        """Announce the newest held id below which no held id still waits for a write:
-        one held at write `n` waits while a write numbered `n` or less is in flight."""
-        oldest = min(self._flying, default=self._writes + 1)
-        ready = 0
-        waiting: list[tuple[int, int]] = []
-        for last_event_id, newest in sorted(self._held):
-            if waiting or newest >= oldest:
-                waiting.append((last_event_id, newest))
-            else:
-                ready = last_event_id
-        self._held = waiting
-        if not waiting and self._hold_timer is not None:
-            self._hold_timer.cancel()
-            self._hold_timer = None
-        self._heard_up_to(ready)
-
-    async def _shielded(self, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
-        """`await work()`, shielded from the caller's cancellation: once sent, a statement
-        may commit whatever the caller does, so the work always runs to its end and its
-        events are announced — a committed event is never left unannounced in this
-        process.
-
-        The caller's own task runs the work: its statement is sent in the caller's
-        step, where a task's first step waited a turn behind the loop's other work
-        (under a crowd, milliseconds), and the caller goes on from the reply's turn,
-        where a task handed it the result a turn later. Its waits (for a connection,
-        for a reply) are not cut short by the caller's cancellation (`_Uncancelled`):
-        the cancellation lands once the wait is over, and the work goes on from there
-        in a task of its own (`_carry_on`). (No timeout of asyncio's runs in the work:
-        `Connections` opens a connection in a task of its own.)
-
-        `run` hands the result over (`handed`), then announces: the caller, which has
-        the result in the same step (or, cancelled, the work's task, which hands it to
-        nobody), runs on before any task a listener wakes. The runtime, which skips its
-        own events by the ids a write returned when it follows the log, has those ids
-        by then; told earlier, its log reader woke first and read them back from the
-        database, about once per round trip."""
-        handed: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._writes += 1
-        write = self._writes
-        self._flying.add(write)
-
-        async def run() -> None:
-            try:
-                result = await work()
-            except Exception as error:
-                if not handed.done():
-                    handed.set_exception(error)
-            except BaseException:  # the loop closing: the caller goes with it
-                handed.cancel()
-                raise
-            else:
-                if not handed.done():
-                    handed.set_result(result)
-            finally:
-                self._written(write)
-
-        steps = run()
-        try:
-            waiting_for = steps.send(None)  # up to the statement sent, or a connection
-            while True:
-                if waiting_for is not None:
-                    try:
-                        await _Uncancelled(waiting_for)
-                    except asyncio.CancelledError:  # the wait is over: the work goes on alone
-                        task = asyncio.ensure_future(_carry_on(steps, waiting_for))
-                        task.add_done_callback(_retrieve)
-                        raise
-                waiting_for = steps.send(None)
-        except StopIteration:  # `run` has ended: `handed` holds the outcome
-            return handed.result()
-
-    def _written(self, write: int) -> None:
-        """A write has ended: announce its ids, and what waited for it.
-
-        Its ids wait for the writes still in flight when they are below an id not yet
-        heard of: such a write may hold those ids, drawn before this write's and
-        committed, with its reply still on its way (its backend, preempted after the
-        commit, or a reply read a turn later). Told of this write's ids first, the
-        runtime's log reader would find those of the other write, not yet handed to
-        their caller, and read them back from the database (under a crowd, about every
-        second round trip). A write sent after this one returned draws ids above it, so
-        the wait ends with the writes in flight now."""
-        drawn, self._drawn = self._drawn, None
-        self._flying.discard(write)
-        if drawn is not None:
-            first, last = drawn
-            if first > self._heard + 1 and self._flying:
-                self._hold(last)
-            else:
-                self._held.append((last, 0))  # waits for no write, only for lower ids held
-        self._release()
 
     def _session_key(self, session_id: str) -> int:
         """The session lock's key, the same in every process (and in earlier versions,
@@ -554,9 +393,9 @@ class PostgresStore(PostgresOutbox, Store):
                 return row, ()
             self._saw_queue(session_id, int(row["queue_position"]) + 1, turn_id, True)
             self._keep_parked(interaction)
-            return row, self._appended(chosen, row["event_ids"])
+            return row, self._announcer.appended(chosen, row["event_ids"])
 
-        row, appended = await self._shielded(park)
+        row, appended = await self._announcer.shielded(park)
         if row["outcome"] == "created":
             return interaction, True, appended
         if row["outcome"] == "existing":
@@ -681,9 +520,9 @@ class PostgresStore(PostgresOutbox, Store):
                 return row, ()
             waits = bool(row["turn_waits"])
             self._saw_queue(session_id, int(row["session_pending"]), turn_id, waits)
-            return row, self._appended(events if waits else appending, row["event_ids"])
+            return row, self._announcer.appended(events if waits else appending, row["event_ids"])
 
-        row, appended = await self._shielded(settle)
+        row, appended = await self._announcer.shielded(settle)
         if row["won"]:
             return Settle(interaction=settled, won=True, events=appended)
         if row["current_body"] is None:  # settled by another, and pruned since
@@ -785,9 +624,9 @@ class PostgresStore(PostgresOutbox, Store):
 
         async def append() -> tuple[Event, ...]:
             row = await writer.run(APPEND, None, _once(arguments))
-            return self._appended(events, row[0])
+            return self._announcer.appended(events, row[0])
 
-        return await self._shielded(append)
+        return await self._announcer.shielded(append)
 
     async def read_events(
         self, after_id: int = 0, *, session_id: str | None = None, limit: int = 1000
@@ -958,88 +797,3 @@ def _unstorable(*identifiers: str | None) -> bool:
     """Whether any identifier holds a NUL character: PostgreSQL text cannot, so no row
     has it (writes refuse it), and a query with it would fail rather than find nothing."""
     return any(value is not None and "\x00" in value for value in identifiers)
-
-
-async def _carry_on(steps: Coroutine[Any, Any, None], waiting_for: Any) -> None:
-    """Run `steps`, a coroutine whose first step ran elsewhere, on to its end, from
-    where that step left it: waiting for the future `waiting_for` (None: for a turn of
-    the loop). Each wait is this task's, as if the coroutine had run in it from the
-    start; a cancellation of this task goes into the coroutine where it waits."""
-    while True:
-        try:
-            await _Awaiting(waiting_for)
-        except BaseException as error:  # cancelled (the loop closing): into the work
-            try:
-                waiting_for = steps.throw(error)
-            except StopIteration:
-                return
-            continue
-        try:
-            waiting_for = steps.send(None)
-        except StopIteration:
-            return
-
-
-class _Awaiting:
-    """Awaited: wait until `future` is done (None: for one turn of the loop), leaving
-    its outcome to the coroutine that yielded it, which reads it when resumed."""
-
-    __slots__ = ("future",)
-
-    def __init__(self, future: Any) -> None:
-        self.future = future
-
-    def __await__(self) -> Generator[Any, None, None]:
-        if self.future is None:
-            yield None
-        elif not self.future.done():
-            self.future._asyncio_future_blocking = True
-            yield self.future
-
-
-class _Uncancelled:
-    """Awaited: wait for `future` to be done, leaving its outcome to the coroutine that
-    yielded it, in a way the waiting task's cancellation does not cancel it (asyncio's
-    protocol for a future-like object: a task that is cancelled while it waits cancels
-    what it waits for, and here that refuses; the task's cancellation then lands once
-    `future` is done). The task is woken straight from `future`'s done callbacks, with
-    no turn of the loop between, as if it waited for `future` itself."""
-
-    __slots__ = ("_asyncio_future_blocking", "_future")
-
-    def __init__(self, future: asyncio.Future[Any]) -> None:
-        self._future = future
-        self._asyncio_future_blocking = False
-
-    def __await__(self) -> Generator[Any, None, None]:
-        if not self._future.done():
-            self._asyncio_future_blocking = True
-            yield self
-
-    def get_loop(self) -> asyncio.AbstractEventLoop:
-        return self._future.get_loop()
-
-    def add_done_callback(self, callback: Callable[[Any], object], *, context: Any = None) -> None:
-        self._future.add_done_callback(lambda _: callback(self), context=context)
-
-    def cancel(self, msg: object = None) -> bool:
-        return False
-
-    def cancelled(self) -> bool:
-        return False
-
-    def done(self) -> bool:
-        return self._future.done()
-
-    def result(self) -> None:
-        """Nothing: the outcome is the coroutine's to read from `future`."""
-
-    def exception(self) -> None:
-        """Nothing, as `result`."""
-
-
-def _retrieve(task: asyncio.Future[Any]) -> None:
-    """Collect the outcome of a write whose caller was cancelled (so asyncio does not
-    report it as never retrieved); its error, if any, was the caller's to see."""
-    if not task.cancelled():
-        task.exception()
