@@ -383,6 +383,8 @@ class Answerer:
         if self._follow is not None:
             self._follow.cancel()
             await asyncio.gather(self._follow, return_exceptions=True)
+        # an answer's response can still be on its way when its agent has its result
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.http.aclose()
         await self.posting.aclose()
 
@@ -472,8 +474,9 @@ class _Tally:
     callers, the answerer and the loop they share) and of the whole machine, of which
     what is neither is other processes' or idle."""
 
-    def __init__(self, server_pid: int) -> None:
+    def __init__(self, server_pid: int, workers: int = 64) -> None:
         self.server_pid = server_pid
+        self.workers = workers
         self.runs: list[tuple[float, int]] = []
         self.operations = self.wall = self.server = self.generator = 0.0
         self.busy = self.idle = 0.0
@@ -482,7 +485,7 @@ class _Tally:
         server, generator = _cpu_seconds(self.server_pid), time.process_time()
         busy, idle = _machine_seconds()
         started = time.perf_counter()
-        rate, errors = await _concurrent(64, seconds, call)
+        rate, errors = await _concurrent(self.workers, seconds, call)
         wall = time.perf_counter() - started
         busy_after, idle_after = _machine_seconds()
         self.runs.append((rate, errors))
