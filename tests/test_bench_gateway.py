@@ -2,12 +2,14 @@
 child on the memory store, the bare FastAPI anchor): with either client (`--client`),
 a round trip is created, seen on the admin stream by the answerer, answered, and
 returned to its agent; a bare POST gets its 201; a concurrent phase's tally counts
-the operations and the CPU of the server and of the generator. No timings asserted."""
+the operations and the CPU of the server and of the generator; `bench/gateway_generator.py`
+drives the same way without valgrind. No timings asserted."""
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -78,3 +80,13 @@ async def test_a_bare_post_is_accepted(gateway_bench: ModuleType) -> None:
             await client.aclose()
     finally:
         await asyncio.to_thread(bench._stop, process)
+
+
+def test_the_generator_counter_runs_without_valgrind() -> None:
+    """`bench/gateway_generator.py --tool none`: the same drive as its callgrind counts,
+    timed only (the counts themselves need valgrind, too slow for the suite)."""
+    command = [sys.executable, str(BENCH / "gateway_generator.py"), "server", "--side", "trip"]
+    command += ["--workers", "2", "--each", "2", "--tool", "none"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("CPU per operation: generator ")
