@@ -8,7 +8,7 @@ drives the same way without valgrind. No timings asserted."""
 from __future__ import annotations
 
 import asyncio
-import importlib
+import importlib.util
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,11 +23,15 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 @pytest.fixture(params=["lean", "httpx"])
 def gateway_bench(request: pytest.FixtureRequest) -> Iterator[ModuleType]:
-    """`bench/gateway.py` as the script sees itself (`bench/` first on the path), its
-    clients of the kind the test is for."""
+    """`bench/gateway.py` loaded from its file (the suite's own `gateway` is the tests'
+    package), with `bench/` on the path for its `_lean_http`; its clients of the kind the
+    test is for."""
+    spec = importlib.util.spec_from_file_location("bench_gateway_script", BENCH / "gateway.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(BENCH))
     try:
-        module = importlib.import_module("gateway")
+        spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(BENCH))
     saved = module.CLIENT
