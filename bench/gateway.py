@@ -5,6 +5,7 @@
         prints the share of each component, then the top functions, inclusive and self)
     .venv/bin/python bench/gateway.py --no-express   (FastAPI's routes only: the lane's gain)
     .venv/bin/python bench/gateway.py --loop uvloop --http httptools   (the `bench` extra)
+    .venv/bin/python bench/gateway.py --client httpx   (the generator's clients as at stop 27)
     .venv/bin/python bench/gateway.py --calls 1000   (what each side does per operation,
         counted: event-loop turns, callbacks, tasks, SQL statements, JSON dumps)
     .venv/bin/python bench/gateway.py --callgrind 200   (instructions per operation of each
@@ -15,7 +16,8 @@ A round trip: the agent creates an ask and long-polls for it in the same request
 sees `user_question_requested` and posts the answer; the agent's request returns the
 result. The anchor: a bare FastAPI endpoint on uvicorn that
 validates a small JSON body and returns one, in its own process, driven by the same
-httpx client code. Both servers run as separate processes on 127.0.0.1.
+client code (`--client`: the lean client of `bench/_lean_http.py` by default, or httpx).
+Both servers run as separate processes on 127.0.0.1; the load generator is this process.
 
 Goals (docs/benchmarks.md, issue 18):
 - server CPU per round trip ≤ 4 × the bare POST's per request;
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -37,11 +40,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
+from _lean_http import Connection, LeanHTTPError
 
 ADMIN = "bench-admin-token-5b8f0c"
 ASK = {
@@ -169,12 +173,22 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-# How long the answerer's clients keep an idle connection: below the gateway's own
+# How long the answerer's httpx clients keep an idle connection: below the gateway's own
 # keep-alive (75 s, `_serve.py`), above httpx's 5 s, which a client of the answerer's
 # free list reaches whenever 64 round trips take more than 5 s (under callgrind, cProfile
 # or a loaded machine): it then opened a connection for every answer, counted in the
-# server's turns, callbacks, tasks and instructions per round trip.
+# server's turns, callbacks, tasks and instructions per round trip. (The lean client
+# keeps a connection until the server closes it.)
 ANSWERER_KEEPALIVE_S = 60.0
+
+# The client code of the timed phases and the counted modes (`--client`): the bare POST's
+# callers, the agents and the answerer alike, so that the two sides stay like for like.
+# "lean" (`bench/_lean_http.py`: one kept connection, httptools' parser) costs the load
+# generator about a tenth of httpx's CPU per request, so that on this 2-core machine the
+# 64-concurrent ratio measures the servers rather than the generator's httpx
+# (docs/benchmarks.md, stop 28); "httpx" is the client of stop 27 and before.
+CLIENT = "lean"
+ERRORS = (RuntimeError, httpx.HTTPError, LeanHTTPError)
 
 
 def _limits(n: int, keepalive_s: float = 5.0) -> httpx.Limits:
@@ -183,30 +197,135 @@ def _limits(n: int, keepalive_s: float = 5.0) -> httpx.Limits:
     )
 
 
+class _Response(Protocol):
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+    def json(self) -> Any: ...
+
+
+class _Lines(Protocol):
+    status_code: int
+
+    def lines(self) -> AsyncIterator[str]: ...
+
+
+class _Client(Protocol):
+    """What the generator asks of a client: `Connection`'s two methods."""
+
+    async def request(
+        self,
+        method: str,
+        target: str,
+        *,
+        json_body: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> _Response: ...
+
+    def stream(
+        self, method: str, target: str, *, headers: dict[str, str] | None = None
+    ) -> contextlib.AbstractAsyncContextManager[_Lines]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class _HttpxLines:
+    def __init__(self, response: httpx.Response) -> None:
+        self.response = response
+        self.status_code = response.status_code
+
+    def lines(self) -> AsyncIterator[str]:
+        return self.response.aiter_lines()
+
+
+class _Httpx:
+    """An `httpx.AsyncClient` of one connection behind `Connection`'s methods
+    (`--client httpx`): what the generator did at stop 27, a call deeper."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        timeout: float = 30,
+        keepalive_s: float = 5.0,
+    ) -> None:
+        self.http = httpx.AsyncClient(
+            base_url=url, headers=headers, timeout=timeout, limits=_limits(1, keepalive_s)
+        )
+        self.timeout = timeout
+
+    async def request(
+        self,
+        method: str,
+        target: str,
+        *,
+        json_body: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> httpx.Response:
+        return await self.http.request(method, target, json=json_body, headers=headers)
+
+    @contextlib.asynccontextmanager
+    async def stream(
+        self, method: str, target: str, *, headers: dict[str, str] | None = None
+    ) -> AsyncIterator[_HttpxLines]:
+        no_read_timeout = httpx.Timeout(self.timeout, read=None)  # a stream waits for events
+        async with self.http.stream(
+            method, target, headers=headers, timeout=no_read_timeout
+        ) as response:
+            yield _HttpxLines(response)
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+
+def _client(
+    url: str,
+    *,
+    headers: dict[str, str] | None = None,
+    timeout: float = 30,
+    keepalive_s: float = 5.0,
+) -> _Client:
+    """A client of one kept connection, of the `CLIENT` kind."""
+    if CLIENT == "httpx":
+        return _Httpx(url, headers=headers, timeout=timeout, keepalive_s=keepalive_s)
+    return Connection(url, headers=headers, timeout=timeout)
+
+
 def _clients(
-    url: str, count: int, keepalive_s: float = 5.0, **options: Any
-) -> list[httpx.AsyncClient]:
-    """`count` keep-alive clients of one connection each, one per concurrent caller.
-    (httpcore's pool checks every pooled connection on every request, so one client
-    shared by 64 callers spends most of the load generator's CPU scanning its pool.)
-    Both sides are driven through this same helper."""
-    limits = _limits(1, keepalive_s)
-    return [httpx.AsyncClient(base_url=url, limits=limits, **options) for _ in range(count)]
+    url: str,
+    count: int,
+    keepalive_s: float = 5.0,
+    *,
+    headers: dict[str, str] | None = None,
+    timeout: float = 30,
+) -> list[_Client]:
+    """`count` clients of one kept connection each, one per concurrent caller.
+    (httpcore's pool checks every pooled connection on every request, so one httpx
+    client shared by 64 callers spends most of the load generator's CPU scanning its
+    pool.) Both sides are driven through this same helper."""
+    return [
+        _client(url, headers=headers, timeout=timeout, keepalive_s=keepalive_s)
+        for _ in range(count)
+    ]
 
 
 class _FreeList:
     """Hands out an idle client from a list (for callers not tied to one client)."""
 
-    def __init__(self, clients: list[httpx.AsyncClient]) -> None:
+    def __init__(self, clients: list[_Client]) -> None:
         self.clients = clients
-        self._idle: asyncio.Queue[httpx.AsyncClient] = asyncio.Queue()
+        self._idle: asyncio.Queue[_Client] = asyncio.Queue()
         for client in clients:
             self._idle.put_nowait(client)
 
-    async def post(self, path: str, **options: Any) -> httpx.Response:
+    async def post(self, target: str, json_body: Any) -> _Response:
         client = await self._idle.get()
         try:
-            return await client.post(path, **options)
+            return await client.request("POST", target, json_body=json_body)
         finally:
             self._idle.put_nowait(client)
 
@@ -223,9 +342,7 @@ class Answerer:
 
     def __init__(self, url: str) -> None:
         auth = {"Authorization": f"Bearer {ADMIN}"}
-        self.http = httpx.AsyncClient(
-            base_url=url, headers=auth, timeout=httpx.Timeout(30, read=None), limits=_limits(1)
-        )
+        self.http = _client(url, headers=auth, timeout=30)
         self.posting = _FreeList(_clients(url, 64, ANSWERER_KEEPALIVE_S, headers=auth, timeout=30))
         self.errors = 0
         self._tasks: set[asyncio.Task[None]] = set()
@@ -238,13 +355,13 @@ class Answerer:
 
     async def _run(self, after: int) -> None:
         headers = {"Last-Event-ID": str(after)}
-        params = {"types": "user_question_requested"}  # the only events it answers
-        async with self.http.stream(
-            "GET", "/v1/events", params=params, headers=headers
-        ) as response:
+        wanted_only = "/v1/events?types=user_question_requested"  # the only events it answers
+        async with self.http.stream("GET", wanted_only, headers=headers) as response:
+            if response.status_code != 200:
+                raise RuntimeError(f"the event stream was refused: {response.status_code}")
             self.listening.set()
             wanted = False  # decode only the events it answers (the filter sends no other)
-            async for line in response.aiter_lines():
+            async for line in response.lines():
                 if line.startswith("event: "):
                     wanted = line == "event: user_question_requested"
                 elif wanted and line.startswith("data: "):
@@ -254,7 +371,11 @@ class Answerer:
                     task.add_done_callback(self._tasks.discard)
 
     async def _answer(self, ask_id: str) -> None:
-        response = await self.posting.post(f"/v1/asks/{ask_id}/answer", json=ANSWER)
+        try:
+            response = await self.posting.post(f"/v1/asks/{ask_id}/answer", ANSWER)
+        except ERRORS:
+            self.errors += 1
+            return
         if response.status_code != 200:
             self.errors += 1
 
@@ -262,6 +383,8 @@ class Answerer:
         if self._follow is not None:
             self._follow.cancel()
             await asyncio.gather(self._follow, return_exceptions=True)
+        # an answer's response can still be on its way when its agent has its result
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.http.aclose()
         await self.posting.aclose()
 
@@ -273,13 +396,13 @@ async def _new_session(admin: httpx.AsyncClient) -> dict[str, str]:
     return session
 
 
-async def _round_trip(agent: httpx.AsyncClient, session: dict[str, str]) -> float:
+async def _round_trip(agent: _Client, session: dict[str, str]) -> float:
     headers = {"Authorization": f"Bearer {session['agent_token']}"}
     started = time.perf_counter()
-    created = await agent.post(
-        f"/v1/sessions/{session['session_id']}/asks",
-        params={"wait": 60},
-        json={"tool_input": ASK, "turn_id": "t1"},
+    created = await agent.request(
+        "POST",
+        f"/v1/sessions/{session['session_id']}/asks?wait=60",
+        json_body={"tool_input": ASK, "turn_id": "t1"},
         headers=headers,
     )
     if created.status_code != 201:
@@ -289,14 +412,16 @@ async def _round_trip(agent: httpx.AsyncClient, session: dict[str, str]) -> floa
         return time.perf_counter() - started
     ask_id = interaction["id"]
     while True:
-        waited = await agent.get(f"/v1/asks/{ask_id}", params={"wait": 60}, headers=headers)
+        waited = await agent.request("GET", f"/v1/asks/{ask_id}?wait=60", headers=headers)
+        if waited.status_code != 200:
+            raise RuntimeError(f"wait refused: {waited.status_code} {waited.text}")
         if waited.json()["interaction"]["status"] != "pending":
             return time.perf_counter() - started
 
 
-async def _bare_post(client: httpx.AsyncClient) -> float:
+async def _bare_post(client: _Client) -> float:
     started = time.perf_counter()
-    response = await client.post("/bare", json=BARE_BODY)
+    response = await client.request("POST", "/bare", json_body=BARE_BODY)
     if response.status_code != 201:
         raise RuntimeError(f"bare POST failed: {response.status_code}")
     return time.perf_counter() - started
@@ -323,12 +448,72 @@ async def _concurrent(
             try:
                 await call(index)
                 done += 1
-            except (RuntimeError, httpx.HTTPError):
+            except ERRORS:
                 errors += 1
 
     started = time.perf_counter()
     await asyncio.gather(*(worker(i) for i in range(workers)))
     return done / (time.perf_counter() - started), errors
+
+
+def _machine_seconds() -> tuple[float, float]:
+    """(busy, idle) CPU seconds of all the machine's cores since boot (Linux /proc/stat;
+    zeros elsewhere). Idle counts I/O wait; busy counts every other state, guests aside
+    (already in user time)."""
+    try:
+        fields = [int(n) for n in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    except OSError:
+        return 0.0, 0.0
+    idle = fields[3] + fields[4]
+    return (sum(fields) - idle) / os.sysconf("SC_CLK_TCK"), idle / os.sysconf("SC_CLK_TCK")
+
+
+class _Tally:
+    """A concurrent phase over its slices: its rates and errors, and what bounded it, as
+    the CPU seconds of the server (/proc), of the load generator (this process: the
+    callers, the answerer and the loop they share) and of the whole machine, of which
+    what is neither is other processes' or idle."""
+
+    def __init__(self, server_pid: int, workers: int = 64) -> None:
+        self.server_pid = server_pid
+        self.workers = workers
+        self.runs: list[tuple[float, int]] = []
+        self.operations = self.wall = self.server = self.generator = 0.0
+        self.busy = self.idle = 0.0
+
+    async def run(self, seconds: float, call: Callable[[int], Awaitable[float]]) -> None:
+        server, generator = _cpu_seconds(self.server_pid), time.process_time()
+        busy, idle = _machine_seconds()
+        started = time.perf_counter()
+        rate, errors = await _concurrent(self.workers, seconds, call)
+        wall = time.perf_counter() - started
+        busy_after, idle_after = _machine_seconds()
+        self.runs.append((rate, errors))
+        self.operations += rate * wall
+        self.wall += wall
+        self.server += _cpu_seconds(self.server_pid) - server
+        self.generator += time.process_time() - generator
+        self.busy += busy_after - busy
+        self.idle += idle_after - idle
+
+    @property
+    def rate(self) -> float:
+        return statistics.fmean(rate for rate, _ in self.runs)
+
+    @property
+    def errors(self) -> int:
+        return sum(errors for _, errors in self.runs)
+
+    def per_operation_ms(self, seconds: float) -> float:
+        return 1000 * seconds / max(1.0, self.operations)
+
+    def cores(self) -> str:
+        """Each one's share of a core over the phase (the machine's cores add up to
+        `os.cpu_count()` × 100%)."""
+        others = self.busy - self.server - self.generator
+        shares = (self.server, self.generator, max(0.0, others), self.idle)
+        server, generator, rest, idle = (share / max(self.wall, 1e-9) for share in shares)
+        return f"server {server:.0%}, generator {generator:.0%}, others {rest:.0%}, idle {idle:.0%}"
 
 
 def _p(values: list[float], q: int) -> float:
@@ -619,8 +804,8 @@ async def _each_side(
         session = await _new_session(admin)
         answerer = Answerer(gateway_url)
         await answerer.start(after=0)
-        bare = httpx.AsyncClient(base_url=bare_url, timeout=600)
-        agent = httpx.AsyncClient(base_url=gateway_url, timeout=600)
+        bare = _client(bare_url, timeout=600)
+        agent = _client(gateway_url, timeout=600)
         sides = [
             (bare_process, lambda: _bare_post(bare)),
             (gateway_process, lambda: _round_trip(agent, session)),
@@ -734,27 +919,13 @@ async def main(quick: bool, store: str) -> int:
             for _ in range(sequential_n):
                 bare_lat.append(await _bare_post(bare))
                 trip_lat.append(await _round_trip(agent, sessions[0]))
-            bare_runs, trip_runs = [], []
-            bare_cpu = trip_cpu = bare_load = trip_load = 0.0
+            bare_phase = _Tally(bare_process.pid)
+            trip_phase = _Tally(gateway_process.pid)
             for _ in range(slices):
-                before, load = _cpu_seconds(bare_process.pid), time.process_time()
-                bare_runs.append(
-                    await _concurrent(64, seconds / slices, lambda i: _bare_post(bares[i]))
+                await bare_phase.run(seconds / slices, lambda i: _bare_post(bares[i]))
+                await trip_phase.run(
+                    seconds / slices, lambda i: _round_trip(agents[i], sessions[i])
                 )
-                bare_cpu += _cpu_seconds(bare_process.pid) - before
-                bare_load += time.process_time() - load
-                before, load = _cpu_seconds(gateway_process.pid), time.process_time()
-                trip_runs.append(
-                    await _concurrent(
-                        64, seconds / slices, lambda i: _round_trip(agents[i], sessions[i])
-                    )
-                )
-                trip_cpu += _cpu_seconds(gateway_process.pid) - before
-                trip_load += time.process_time() - load
-            bare_rps = statistics.fmean(rate for rate, _ in bare_runs)
-            trip_rps = statistics.fmean(rate for rate, _ in trip_runs)
-            bare_errors = sum(errors for _, errors in bare_runs)
-            trip_errors = sum(errors for _, errors in trip_runs)
         finally:
             for each in (*bares, *agents):
                 await each.aclose()
@@ -769,15 +940,15 @@ async def main(quick: bool, store: str) -> int:
     print(f"bare FastAPI POST     p50 {bare_p50:7.2f} ms  p95 {_p(bare_lat, 95):7.2f} ms")
     print(f"gateway round trip    p50 {trip_p50:7.2f} ms  p95 {_p(trip_lat, 95):7.2f} ms")
     print(f"  ratio p50 {trip_p50 / bare_p50:.2f}x (goal <= 2.5x)")
-    print(f"64 concurrent: bare {bare_rps:8.1f} req/s  ({bare_errors} errors)")
+    bare_rps, trip_rps = bare_phase.rate, trip_phase.rate
+    print(f"64 concurrent: bare {bare_rps:8.1f} req/s  ({bare_phase.errors} errors)")
     print(
-        f"64 concurrent: trip {trip_rps:8.1f} round trips/s  ({trip_errors} errors, "
+        f"64 concurrent: trip {trip_rps:8.1f} round trips/s  ({trip_phase.errors} errors, "
         f"{answerer.errors} answer errors)"
     )
     print(f"  ratio {trip_rps / bare_rps:.1%} (goal >= 40%)")
-    slice_s = seconds / slices
-    bare_ms = 1000 * bare_cpu / max(1.0, bare_rps * slice_s * slices)
-    trip_ms = 1000 * trip_cpu / max(1.0, trip_rps * slice_s * slices)
+    bare_ms = bare_phase.per_operation_ms(bare_phase.server)
+    trip_ms = trip_phase.per_operation_ms(trip_phase.server)
     print(
         f"server CPU per operation: bare POST {bare_ms:.2f} ms, round trip {trip_ms:.2f} ms "
         f"({trip_ms / bare_ms:.1f}x, goal <= 4x)"
@@ -785,9 +956,13 @@ async def main(quick: bool, store: str) -> int:
         else "server CPU per operation: not measured (no /proc)"
     )
     print(
-        f"load generator CPU: {bare_load / seconds:.0%} of a core during the bare POSTs, "
-        f"{trip_load / seconds:.0%} during the round trips"
+        f"load generator CPU ({CLIENT} clients): {bare_phase.generator / bare_phase.wall:.0%} "
+        f"of a core during the bare POSTs, {trip_phase.generator / trip_phase.wall:.0%} during "
+        f"the round trips; per operation {bare_phase.per_operation_ms(bare_phase.generator):.3f}"
+        f" ms and {trip_phase.per_operation_ms(trip_phase.generator):.3f} ms"
     )
+    print(f"cores during the bare POSTs: {bare_phase.cores()}")
+    print(f"cores during the round trips: {trip_phase.cores()}")
     print(
         f"held {held['held_waiting']:.0f} waiting agents and {held['held_streams']:.0f} "
         f"streams (of {waiters} and {streams}); answered {held['answered']}, "
@@ -838,6 +1013,13 @@ if __name__ == "__main__":
         "over N sequential ones (needs valgrind)",
     )
     parser.add_argument(
+        "--client",
+        choices=("lean", "httpx"),
+        default="lean",
+        help="the client code of both sides' callers and of the answerer: lean "
+        "(bench/_lean_http.py, the default) or httpx (as at stop 27)",
+    )
+    parser.add_argument(
         "--no-express",
         action="store_true",
         help="serve every request through FastAPI's routes (the express lane off), to "
@@ -856,6 +1038,7 @@ if __name__ == "__main__":
         help="uvicorn's HTTP implementation for both servers (httptools: midturn[fast])",
     )
     args = parser.parse_args()
+    CLIENT = args.client
     EXPRESS = not args.no_express
     LOOP, HTTP = args.loop, args.http
     if args.profile is not None:
