@@ -312,7 +312,7 @@ def _settled_json(pending: Interaction, body: bytes, settled: Interaction) -> by
     return b"".join(
         (
             body[:status_at],
-            b',"status":"%s","created_at":' % theirs["status"].encode(),
+            b',"status":"' + theirs["status"].encode() + b'","created_at":',
             body[status_at + len(_STATUS_MARK) : settled_at],
             b',"settled_at":',
             b"null" if when is None else _TIME_JSON(when),
