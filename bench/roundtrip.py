@@ -322,11 +322,14 @@ async def roundtrip(cycles: int, sqlite_cycles: int, trace: bool = False) -> Non
             from langgraph.checkpoint.memory import InMemorySaver
 
             anchor = LangGraphCycles(InMemorySaver())
-        ours = MidturnCycles(runtime)
+        memory_tracer = CycleTrace() if trace else None
+        ours = MidturnCycles(runtime, memory_tracer)
         measured = await interleaved(ours, anchor, cycles)
         report("memory", *measured, 20)
         report_firsts(*measured)
         report_cold(*measured)
+        if memory_tracer is not None:
+            memory_tracer.report()
         young, middle, old = ours.collections
         print(
             f"  {'':<8} garbage collections in midturn's {cycles} cycles: {young} young, "
@@ -441,8 +444,9 @@ def main() -> None:
     parser.add_argument(
         "--trace",
         action="store_true",
-        help="trace each SQLite cycle (CPU, run-queue wait, switches, store threads, GC)"
-        " and list the slowest; the reads are outside the timed spans, but change them",
+        help="trace each cycle, memory and SQLite (CPU, run-queue wait, switches, store"
+        " threads, GC) and list the slowest; the reads are outside the timed spans, but"
+        " change them",
     )
     args = parser.parse_args()
     for run in range(1, args.runs + 1):

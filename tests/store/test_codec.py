@@ -113,3 +113,25 @@ def test_a_copy_changed_beyond_a_settle_is_dumped_whole(make: object) -> None:
     codec.interaction_json(pending)
     retimed = codec.copy_interaction(settled, {"created_at": pending.created_at + timedelta(1)})
     assert codec.interaction_json(retimed) == retimed.model_dump_json().encode()
+
+
+@pytest.mark.parametrize("make", [_ask, _permission])
+def test_a_copy_has_the_fields_set_model_copy_gives(make: object) -> None:
+    """A copy's fields-set is its original's and the updated fields, as `model_copy`'s
+    (a dump with `exclude_unset` reads it); the original's never changes. A copy that
+    sets no field not set already shares its original's set instead of making one."""
+    assert callable(make)
+    pending = make()  # validated from a few fields: the others are unset
+    given = set(pending.model_fields_set)
+    update = {"status": "cancelled", "settled_at": datetime(2026, 12, 3, tzinfo=UTC)}
+    copied = codec.copy_interaction(pending, update)
+    assert copied.model_fields_set == pending.model_copy(update=update).model_fields_set
+    assert copied.model_fields_set == given | update.keys()
+    assert pending.model_fields_set == given
+    assert copied.model_dump_json(exclude_unset=True) == pending.model_copy(
+        update=update
+    ).model_dump_json(exclude_unset=True)
+    again = codec.copy_interaction(copied, {"settled_by": None, "status": "cancelled"})
+    assert again.model_fields_set == copied.model_fields_set | {"settled_by"}
+    resettled = codec.copy_interaction(again, {"status": "cancelled"})
+    assert resettled.model_fields_set is again.model_fields_set

@@ -34,6 +34,9 @@ _TEXT_KEYS = ("text", "other")
 _VALUE_KEYS = frozenset({*_SELECTED_KEYS, *_TEXT_KEYS})
 _SKIP_STATUSES = frozenset({"skip", "skipped", "dismissed", "cancelled", "timeout", "timed_out"})
 _UNSET: Any = object()
+_SEQUENCES = (list, tuple)
+"""What reads as a list. A tuple of types, not `list | tuple`: a union is a new object
+each time the expression runs, and these checks run on every answer."""
 _EMPTY = (
     "an empty answer has no reading (and would skip every question for good); send the "
     'answers, e.g. {"answers": {<question id>: <value>}}, or skip explicitly with '
@@ -64,7 +67,7 @@ def parse_answer(ask: Ask, payload: Any, *, limits: Limits | None = None) -> Ask
     reader = _Reader(ask, limits or _DEFAULT_LIMITS)
     if isinstance(payload, dict):
         return reader.object(payload)
-    if isinstance(payload, list | tuple):
+    if isinstance(payload, _SEQUENCES):
         return reader.sequence(list(payload))
     if payload is None:
         raise InvalidAnswer(_EMPTY)
@@ -105,7 +108,7 @@ class _Reader:
                 raise InvalidAnswer(_EMPTY)
             if isinstance(inner, dict):
                 return self.mapping(inner)
-            if isinstance(inner, list | tuple):
+            if isinstance(inner, _SEQUENCES):
                 return self.sequence(list(inner))
             return self.bare(inner)
         if "question_id" in payload:
@@ -243,7 +246,7 @@ class _Reader:
                 if selected is None:
                     return _status(question, "skipped")
                 text = selected
-        if isinstance(text, list | tuple) and len(text) == 1:
+        if isinstance(text, _SEQUENCES) and len(text) == 1:
             text = text[0]
         if isinstance(text, int | float) and not isinstance(text, bool):
             text = str(text)
@@ -285,7 +288,7 @@ class _Reader:
             selected = next((value[k] for k in _SELECTED_KEYS if k in value), None)
             text = next((value[k] for k in _TEXT_KEYS if value.get(k) is not None), None)
             items = [] if selected is None else selected
-            if not isinstance(items, list | tuple):
+            if not isinstance(items, _SEQUENCES):
                 items = [items]
             for item in items:
                 indices.append(self._strict_option(question, item))
@@ -298,7 +301,7 @@ class _Reader:
                 if text.strip() or not explicit_selection:
                     others.append(text)
         else:
-            items = list(value) if isinstance(value, list | tuple) else [value]
+            items = list(value) if isinstance(value, _SEQUENCES) else [value]
             for item in items:
                 index, other = self._lenient_option(question, item)
                 if index is not None:
@@ -446,7 +449,7 @@ def _status_shape(question: Question, item: dict[str, Any]) -> Any:
     if all(_is_zero(field) for field in (status, values, message)):
         return _UNSET
     if not _is_zero(values):  # read like a plain answer: a string that is no option is Other
-        return list(values) if isinstance(values, list | tuple) else values
+        return list(values) if isinstance(values, _SEQUENCES) else values
     if not _is_zero(message):
         return message
     return _nothing_chosen(question)
@@ -464,7 +467,7 @@ def _typed_shape(question: Question, item: dict[str, Any]) -> Any:
     if _is_zero(selected) and _is_zero(text):
         return _nothing_chosen(question)
     chosen = [] if _is_zero(selected) else selected
-    if not isinstance(chosen, list | tuple):
+    if not isinstance(chosen, _SEQUENCES):
         chosen = [chosen]
     return {"selected": list(chosen), "text": None if _is_zero(text) else text}
 

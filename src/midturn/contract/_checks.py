@@ -68,7 +68,9 @@ def lone_surrogate_at(value: Any) -> str | None:
     building a path only for containers, so a large body costs about one pass."""
     if isinstance(value, str):
         return None if _is_text(value) else ""
-    if not isinstance(value, dict | list | tuple):
+    # A tuple of types, not `dict | list | tuple`: a union is a new object at each call,
+    # and this runs on every ask and answer.
+    if not isinstance(value, (dict, list, tuple)):
         return None
     try:
         # Encoding to UTF-8 JSON fails on any lone surrogate in any string or key it
@@ -88,7 +90,7 @@ def lone_surrogate_at(value: Any) -> str | None:
             if isinstance(item, str):
                 if not _is_text(item):
                     return _joined((*path, key))
-            elif isinstance(item, dict | list | tuple):
+            elif isinstance(item, (dict, list, tuple)):
                 pending.append(((*path, key), item))
     return None
 

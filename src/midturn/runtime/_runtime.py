@@ -10,9 +10,10 @@ Nothing here knows about HTTP. The work is done in small modules beside this one
 
 from __future__ import annotations
 
-import secrets
 import time
+from binascii import b2a_base64
 from collections.abc import AsyncIterator, Callable, Mapping
+from os import urandom
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Self
@@ -105,9 +106,14 @@ def _context(value: ContextInput | None) -> InteractionContext | None:
         ) from None
 
 
+_URL_SAFE = bytes.maketrans(b"+/", b"-_")
+
+
 def new_interaction_id() -> str:
-    """An unguessable id: 128 random bits."""
-    return "ia_" + secrets.token_urlsafe(16)
+    """An unguessable id: 128 random bits from `os.urandom`, as `secrets.token_urlsafe(16)`
+    writes them (URL-safe base64, its padding left off), without its four calls of
+    Python functions on every ask."""
+    return "ia_" + b2a_base64(urandom(16), newline=False)[:22].translate(_URL_SAFE).decode()
 
 
 def _turn_of(turn_id: str | None, interaction_id: str) -> str:
