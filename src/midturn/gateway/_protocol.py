@@ -96,7 +96,7 @@ class JsonErrorsH11Protocol(KeepAliveClock, H11Protocol):
         connection_lost(self.app_state)
 
     def on_response_complete(self) -> None:
-        # uvicorn's (0.54), with `keep_alive_idle` where it arms a timer of its own
+        # uvicorn's (the same from 0.29 to 0.54), with `keep_alive_idle` where it arms a timer
         self.server_state.total_requests += 1
         if self.transport.is_closing():
             return

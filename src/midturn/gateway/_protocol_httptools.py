@@ -55,17 +55,14 @@ class JsonErrorsHttpToolsProtocol(KeepAliveClock, HttpToolsProtocol):
         connection_lost(self.app_state)
 
     def on_response_complete(self) -> None:
-        # uvicorn's (0.54), with `keep_alive_idle` where it arms a timer of its own
-        self.server_state.total_requests += 1
-        if self.transport.is_closing():
+        if self.pipeline or self.transport.is_closing():
+            super().on_response_complete()  # the next pipelined request, no timer armed
             return
+        # uvicorn's, with `keep_alive_idle` where it arms a timer of its own
+        self.server_state.total_requests += 1
         self._unset_keepalive_if_required()
         self.flow.resume_reading()
-        if self.pipeline:
-            cycle, app = self.pipeline.pop()
-            self._start_asgi_task(cycle, app)
-        else:
-            self.keep_alive_idle()
+        self.keep_alive_idle()
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
