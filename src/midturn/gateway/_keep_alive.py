@@ -3,15 +3,15 @@ kept by one timer per connection instead of one per response.
 
 uvicorn arms a timer (`loop.call_later`) each time a response completes and cancels it
 when the next request's bytes arrive: on a kept connection, a timer made, pushed into
-the loop's heap, cancelled and later dropped from it for every response, about 31,000
-instructions each under callgrind beside the 64 long-polls' timers of a busy gateway,
-two per round trip (docs/benchmarks.md). Here a response's end only notes when the
-connection went idle, and arms the timer if none is armed. When the timer fires it closes
-the connection if it has been idle for the whole timeout since; if a request came
-meanwhile it is armed again for the timeout after the connection's last idle moment, or,
-while a request is still in progress, left for that request's end to arm. So an idle
-connection is closed when uvicorn would close it: `timeout_keep_alive` after its last
-response, never while a request is in progress.
+the loop's heap, cancelled and later dropped from it for every response: about 31,000
+instructions each under callgrind with 130 other timers in the heap (a busy gateway's
+long-polls hold one each), two per round trip (docs/benchmarks.md). Here a response's
+end only notes when the connection went idle, and arms the timer if none is armed. When
+the timer fires it closes the connection if it has been idle for the whole timeout
+since; if a request came meanwhile it is armed again for the timeout after the
+connection's last idle moment, or, while a request is still in progress, left for that
+request's end to arm. So an idle connection is closed when uvicorn would close it:
+`timeout_keep_alive` after its last response, never while a request is in progress.
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ class JsonErrorsH11Protocol(KeepAliveClock, H11Protocol):
         connection_lost(self.app_state)
 
     def on_response_complete(self) -> None:
-        # uvicorn's (the same from 0.29 to 0.54), with `keep_alive_idle` where it arms a timer
+        # uvicorn's (0.29's and 0.54's are the same), with `keep_alive_idle` where it arms a timer
         self.server_state.total_requests += 1
         if self.transport.is_closing():
             return
