@@ -10,6 +10,8 @@
         counted: event-loop turns, callbacks, tasks, SQL statements, JSON dumps)
     .venv/bin/python bench/gateway.py --callgrind 200   (instructions per operation of each
         side under valgrind's callgrind, which do not move with the machine's load)
+    .venv/bin/python bench/gateway.py --callgrind 1280 --workers 64   (the same, 64
+        operations at once, as in the timed concurrent phase; also with --calls)
 
 A round trip: the agent creates an ask and long-polls for it in the same request
 (`POST /v1/sessions/{sid}/asks?wait=60`); an answerer, following the admin event stream,
@@ -784,15 +786,33 @@ def _counted(stats_file: Path, operations: int) -> dict[str, float]:
     return counts
 
 
+async def _in_workers(
+    workers: int, operations: int, call: Callable[[int], Awaitable[float]]
+) -> None:
+    """`operations` calls, `call(i)` in worker i's loop, `workers` loops at once (the
+    operations split between them as evenly as they go)."""
+    shares = [operations // workers + (i < operations % workers) for i in range(workers)]
+
+    async def worker(index: int) -> None:
+        for _ in range(shares[index]):
+            await call(index)
+
+    await asyncio.gather(*(worker(i) for i in range(workers)))
+
+
 async def _each_side(
     operations: int,
     on: Callable[[subprocess.Popen[bytes]], None],
     off: Callable[[subprocess.Popen[bytes]], None],
     prefix: Callable[[str], tuple[str, ...]],
     store: str,
+    workers: int = 1,
 ) -> None:
     """Both servers started under `prefix(side)`; on each, after a warm-up, `on(process)`,
-    `operations` sequential operations (bare POSTs, round trips), then `off(process)`."""
+    `operations` operations (bare POSTs, round trips), then `off(process)`: one after
+    another, or with `workers` > 1 that many at once, each worker on its own
+    connection (and, on the gateway, its own session), as the timed 64-concurrent phase
+    runs them."""
     workdir = Path(tempfile.mkdtemp(prefix="midturn-bench-"))
     db_url = f"sqlite:///{workdir / 'bench.db'}" if store == "sqlite" else store
     bare_process, bare_url = _start_bare(prefix("bare"))
@@ -801,22 +821,23 @@ async def _each_side(
         admin = httpx.AsyncClient(
             base_url=gateway_url, headers={"Authorization": f"Bearer {ADMIN}"}, timeout=600
         )
-        session = await _new_session(admin)
+        sessions = [await _new_session(admin) for _ in range(workers)]
         answerer = Answerer(gateway_url)
         await answerer.start(after=0)
-        bare = _client(bare_url, timeout=600)
-        agent = _client(gateway_url, timeout=600)
-        sides = [
-            (bare_process, lambda: _bare_post(bare)),
-            (gateway_process, lambda: _round_trip(agent, session)),
+        bares = _clients(bare_url, workers, timeout=600)
+        agents = _clients(gateway_url, workers, timeout=600)
+        sides: list[tuple[subprocess.Popen[bytes], Callable[[int], Awaitable[float]]]] = [
+            (bare_process, lambda i: _bare_post(bares[i])),
+            (gateway_process, lambda i: _round_trip(agents[i], sessions[i])),
         ]
         for process, call in sides:
-            await _sequential(call, 50)
+            await _in_workers(workers, max(50, 4 * workers), call)  # warm up
             on(process)
-            await _sequential(call, operations)
+            await _in_workers(workers, operations, call)
             off(process)
-        for each in (bare, agent, admin):
+        for each in (*bares, *agents):
             await each.aclose()
+        await admin.aclose()
         await answerer.aclose()
         if answerer.errors:
             raise SystemExit(f"{answerer.errors} answers refused")
@@ -825,9 +846,13 @@ async def _each_side(
         _stop(bare_process)
 
 
-async def calls(operations: int, store: str) -> int:
+def _how(operations: int, workers: int) -> str:
+    return f"{operations} sequential" if workers == 1 else f"{operations} by {workers} workers"
+
+
+async def calls(operations: int, store: str, workers: int = 1) -> int:
     """`COUNTED` per operation of each side, by cProfile inside each server for
-    `operations` sequential bare POSTs and round trips."""
+    `operations` bare POSTs and round trips (by `workers` at once)."""
     workdir = Path(tempfile.mkdtemp(prefix="midturn-bench-"))
 
     def prefix(side: str) -> tuple[str, ...]:
@@ -838,21 +863,21 @@ async def calls(operations: int, store: str) -> int:
         time.sleep(1)  # the stats written
 
     await _each_side(
-        operations, lambda process: process.send_signal(signal.SIGUSR1), off, prefix, store
+        operations, lambda process: process.send_signal(signal.SIGUSR1), off, prefix, store, workers
     )
     bare, trip = (_counted(workdir / f"{side}.pstats", operations) for side in ("bare", "gateway"))
-    print(f"per operation, {operations} sequential each (cProfile in each server):")
+    print(f"per operation, {_how(operations, workers)} (cProfile in each server, {workdir}):")
     print(f"  {'':40} {'bare POST':>10} {'round trip':>11}")
     for what, _, _ in COUNTED:
         print(f"  {what:40} {bare[what]:10.2f} {trip[what]:11.2f}")
     return 0
 
 
-async def callgrind(operations: int, store: str) -> int:
+async def callgrind(operations: int, store: str, workers: int = 1) -> int:
     """Instructions per operation of each side: each server under valgrind's callgrind,
-    instrumented only for `operations` sequential bare POSTs and round trips (after a
-    warm-up). User-space instructions only: the kernel's side of each system call (a
-    socket's send, an epoll wait) is not in them."""
+    instrumented only for `operations` bare POSTs and round trips (after a warm-up),
+    one after another or by `workers` at once. User-space instructions only: the
+    kernel's side of each system call (a socket's send, an epoll wait) is not in them."""
     workdir = Path(tempfile.mkdtemp(prefix="midturn-bench-"))
 
     def prefix(side: str) -> tuple[str, ...]:
@@ -876,15 +901,106 @@ async def callgrind(operations: int, store: str) -> int:
 
         return run
 
-    await _each_side(operations, instrument("on"), instrument("off"), prefix, store)
+    await _each_side(operations, instrument("on"), instrument("off"), prefix, store, workers)
     per_op: dict[str, float] = {}
     for side in ("bare", "gateway"):
         for line in (workdir / f"{side}.callgrind").read_text().splitlines():
             if line.startswith("totals:"):
                 per_op[side] = int(line.split()[1]) / operations
     bare, trip = per_op["bare"], per_op["gateway"]
-    print(f"instructions per operation ({operations} sequential each, callgrind):")
+    print(f"instructions per operation ({_how(operations, workers)}, callgrind, {workdir}):")
     print(f"  bare POST {bare / 1e6:.3f} M, round trip {trip / 1e6:.3f} M ({trip / bare:.1f}x)")
+    return 0
+
+
+def _thread_cpu(pid: int) -> dict[str, tuple[float, float]]:
+    """(user, system) CPU seconds of `pid`'s main thread (the event loop's) and of its
+    other threads together (SQLite's worker and checkpoint threads), from Linux /proc.
+    (A thread that ended before the read is in neither.)"""
+    tick = os.sysconf("SC_CLK_TCK")
+    threads: dict[str, tuple[float, float]] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        name = "loop thread" if task.name == str(pid) else "other threads"
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the thread ended
+        user, system = threads.get(name, (0.0, 0.0))
+        threads[name] = (user + int(fields[11]) / tick, system + int(fields[12]) / tick)
+    return threads
+
+
+async def cpu(operations: int, store: str, workers: int = 1) -> int:
+    """User and system CPU per operation of each side, by thread, read from /proc before
+    and after `operations` bare POSTs and round trips (by `workers` at once). A timed
+    figure (the clock tick is 10 ms): run it with enough operations, beside a base run."""
+    before: dict[int, dict[str, tuple[float, float]]] = {}
+    spent: list[dict[str, tuple[float, float]]] = []
+
+    def on(process: subprocess.Popen[bytes]) -> None:
+        before[process.pid] = _thread_cpu(process.pid)
+
+    def off(process: subprocess.Popen[bytes]) -> None:
+        then = before[process.pid]
+        spent.append(
+            {
+                name: (user - then.get(name, (0, 0))[0], system - then.get(name, (0, 0))[1])
+                for name, (user, system) in _thread_cpu(process.pid).items()
+            }
+        )
+
+    await _each_side(operations, on, off, lambda side: (), store, workers)
+    print(f"server CPU per operation, µs ({_how(operations, workers)}, /proc, by thread):")
+    for side, threads in zip(("bare POST", "round trip"), spent, strict=True):
+        per_op = {
+            name: (user / operations * 1e6, system / operations * 1e6)
+            for name, (user, system) in threads.items()
+        }
+        user = sum(u for u, _ in per_op.values())
+        system = sum(s for _, s in per_op.values())
+        print(f"  {side:10} user {user:7.1f}  system {system:7.1f}  total {user + system:7.1f}")
+        for name, (u, s) in sorted(per_op.items(), key=lambda item: -sum(item[1])):
+            if u + s:
+                print(f"    {name:16} user {u:7.1f}  system {s:7.1f}")
+    return 0
+
+
+async def syscalls(operations: int, store: str, workers: int = 1) -> int:
+    """System calls per operation of each side, every thread of the server, by strace
+    attached for `operations` bare POSTs and round trips (by `workers` at once)."""
+    workdir = Path(tempfile.mkdtemp(prefix="midturn-bench-"))
+    tracers: dict[int, tuple[subprocess.Popen[bytes], Path]] = {}
+    order: list[int] = []
+
+    def on(process: subprocess.Popen[bytes]) -> None:
+        out = workdir / f"{process.pid}.strace"
+        command = ["strace", "-c", "-f", "-o", str(out), "-p", str(process.pid)]
+        tracers[process.pid] = (subprocess.Popen(command, stderr=subprocess.DEVNULL), out)
+        order.append(process.pid)
+        time.sleep(1)  # attached to every thread
+
+    def off(process: subprocess.Popen[bytes]) -> None:
+        tracer, _ = tracers[process.pid]
+        tracer.send_signal(signal.SIGINT)
+        tracer.wait(30)
+
+    await _each_side(operations, on, off, lambda side: (), store, workers)
+    counts: list[dict[str, int]] = []
+    for pid in order:
+        calls: dict[str, int] = {}
+        for line in tracers[pid][1].read_text().splitlines():
+            fields = line.split()
+            if len(fields) >= 5 and fields[0][0].isdigit() and fields[-1] != "total":
+                calls[fields[-1]] = int(fields[3])
+        counts.append(calls)
+    bare, trip = counts
+    print(f"system calls per operation ({_how(operations, workers)}, strace -f, {workdir}):")
+    print(f"  {'':18} {'bare POST':>10} {'round trip':>11}")
+    for name in sorted({*bare, *trip}, key=lambda n: -(trip.get(n, 0) + bare.get(n, 0))):
+        each = (bare.get(name, 0) / operations, trip.get(name, 0) / operations)
+        print(f"  {name:18} {each[0]:10.2f} {each[1]:11.2f}")
+    total = [sum(each.values()) / operations for each in counts]
+    print(f"  {'all':18} {total[0]:10.2f} {total[1]:11.2f}")
     return 0
 
 
@@ -1020,6 +1136,26 @@ if __name__ == "__main__":
         "(bench/_lean_http.py, the default) or httpx (as at stop 27)",
     )
     parser.add_argument(
+        "--cpu",
+        type=int,
+        metavar="N",
+        help="instead: each server's user and system CPU per operation, by thread, over N",
+    )
+    parser.add_argument(
+        "--syscalls",
+        type=int,
+        metavar="N",
+        help="instead: each server's system calls per operation over N (needs strace)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="W",
+        help="with --calls, --callgrind, --cpu or --syscalls: W operations at once, each "
+        "worker on its own connection and session (64: the timed concurrent phase's load)",
+    )
+    parser.add_argument(
         "--no-express",
         action="store_true",
         help="serve every request through FastAPI's routes (the express lane off), to "
@@ -1044,7 +1180,11 @@ if __name__ == "__main__":
     if args.profile is not None:
         raise SystemExit(asyncio.run(profile(args.profile, args.seconds, args.store)))
     if args.calls is not None:
-        raise SystemExit(asyncio.run(calls(args.calls, args.store)))
+        raise SystemExit(asyncio.run(calls(args.calls, args.store, args.workers)))
     if args.callgrind is not None:
-        raise SystemExit(asyncio.run(callgrind(args.callgrind, args.store)))
+        raise SystemExit(asyncio.run(callgrind(args.callgrind, args.store, args.workers)))
+    if args.cpu is not None:
+        raise SystemExit(asyncio.run(cpu(args.cpu, args.store, args.workers)))
+    if args.syscalls is not None:
+        raise SystemExit(asyncio.run(syscalls(args.syscalls, args.store, args.workers)))
     raise SystemExit(asyncio.run(main(args.quick, args.store)))

@@ -217,3 +217,23 @@ def test_a_lost_connection_marks_its_state() -> None:
         assert lost.done()
 
     asyncio.run(run())
+
+
+async def test_a_long_poll_that_ends_leaves_nothing_for_the_closing_to_call(
+    state: GatewayState,
+) -> None:
+    works = [Work() for _ in range(100)]
+    tasks = [await started(state, work, Client()) for work in works]
+    called: list[str] = []
+    state.closing.watch(lambda: called.append("still waiting"))
+    for work in works:
+        work.finish()
+    assert await asyncio.gather(*tasks) == ["done"] * 100
+    state.closing.unwatch(lambda: None)  # one it never had: nothing
+    state.closing.set()
+    await asyncio.sleep(0)
+    assert called == ["still waiting"]  # the ended long-polls' callbacks went with them
+    assert all(task.cancelling() == 0 for task in tasks)
+    state.closing.watch(lambda: called.append("after the close"))
+    await asyncio.sleep(0)
+    assert called == ["still waiting", "after the close"]

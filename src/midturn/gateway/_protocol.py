@@ -14,6 +14,9 @@ is declared (`_protocol_writes.py`). A head the gateway built itself (the expres
 `OWN_HEAD`) goes to h11 as already checked: h11 matches every other response's headers
 against their grammar, a dozen headers and two regular expressions each.
 
+Its keep-alive timeout is one timer per connection, not one per response
+(`_keep_alive.py`).
+
 It also hands each request a way to abort its connection (`ABORT_CONNECTION` in the
 request's `scope["state"]`): an event stream whose client has read nothing for too long
 ends that way (`_sse.py`), at once, instead of closing politely, which would wait for the
@@ -34,6 +37,7 @@ from uvicorn.protocols.http.h11_impl import STATUS_PHRASES, H11Protocol, Request
 
 from midturn.errors import UsageError
 from midturn.gateway._http_refusal import PHRASES, refusal
+from midturn.gateway._keep_alive import KeepAliveClock
 from midturn.gateway._protocol_state import OWN_HEAD, connection_lost, connection_state
 from midturn.gateway._protocol_writes import HeadWithBody
 
@@ -76,9 +80,10 @@ class _OwnHeadCycle(RequestResponseCycle):
         self.transport.write(self.conn.send(event=head))
 
 
-class JsonErrorsH11Protocol(H11Protocol):
+class JsonErrorsH11Protocol(KeepAliveClock, H11Protocol):
     """uvicorn's h11 protocol; its refusal of an invalid request is JSON, a response's
-    head and body leave in one write, and a request can abort its connection."""
+    head and body leave in one write, a request can abort its connection, and the
+    keep-alive timeout is one timer per connection."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -87,7 +92,19 @@ class JsonErrorsH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
+        self.stop_keep_alive()
         connection_lost(self.app_state)
+
+    def on_response_complete(self) -> None:
+        # uvicorn's (0.29's and 0.54's are the same), with `keep_alive_idle` where it arms a timer
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self.keep_alive_idle()
+        self.flow.resume_reading()
+        if self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE:
+            self.conn.start_next_cycle()
+            self.handle_events()
 
     def handle_events(self) -> None:
         cycle = self.cycle

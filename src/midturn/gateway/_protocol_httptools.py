@@ -1,8 +1,9 @@
 """uvicorn's httptools protocol (midturn[fast]) with the guarantees of the h11 one
 (`_protocol.py`): a request that is not valid HTTP is refused in the JSON error shape,
 a response's head and body leave in one write when its length is declared
-(`_protocol_writes.py`), and a request can abort its connection and learn when it is
-lost (`_protocol_state.py`).
+(`_protocol_writes.py`), a request can abort its connection and learn when it is
+lost (`_protocol_state.py`), and the keep-alive timeout is one timer per connection
+(`_keep_alive.py`).
 
 httptools (llhttp) sets no bound on a request's head: it would buffer an endless header
 for as long as a client sends one. Here a head still incomplete past 16 KiB, h11's
@@ -22,6 +23,7 @@ from typing import Any
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from midturn.gateway._http_refusal import HEAD_LIMIT_BYTES, PHRASES, refusal
+from midturn.gateway._keep_alive import KeepAliveClock
 from midturn.gateway._protocol_state import connection_lost, connection_state
 from midturn.gateway._protocol_writes import HeadWithBody
 
@@ -34,10 +36,10 @@ def _declares_length(cycle: Any, head: bytes) -> bool:
     return cycle.chunked_encoding is False and cycle.scope["method"] != "HEAD"
 
 
-class JsonErrorsHttpToolsProtocol(HttpToolsProtocol):
+class JsonErrorsHttpToolsProtocol(KeepAliveClock, HttpToolsProtocol):
     """uvicorn's httptools protocol; its refusals are JSON, a head is bounded, a
-    response's head and body leave in one write, and a request can abort its
-    connection."""
+    response's head and body leave in one write, a request can abort its connection,
+    and the keep-alive timeout is one timer per connection."""
 
     _head_pending = False  # a request has begun and its head has not ended yet
     _head_bytes = 0
@@ -49,7 +51,18 @@ class JsonErrorsHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
+        self.stop_keep_alive()
         connection_lost(self.app_state)
+
+    def on_response_complete(self) -> None:
+        if self.pipeline or self.transport.is_closing():
+            super().on_response_complete()  # the next pipelined request, no timer armed
+            return
+        # uvicorn's, with `keep_alive_idle` where it arms a timer of its own
+        self.server_state.total_requests += 1
+        self._unset_keepalive_if_required()
+        self.flow.resume_reading()
+        self.keep_alive_idle()
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
