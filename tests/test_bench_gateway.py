@@ -8,32 +8,20 @@ drives the same way without valgrind. No timings asserted."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 
 import httpx
 import pytest
-
-BENCH = Path(__file__).resolve().parent.parent / "bench"
+from tests._bench_script import BENCH, load_bench_script
 
 
 @pytest.fixture(params=["lean", "httpx"])
 def gateway_bench(request: pytest.FixtureRequest) -> Iterator[ModuleType]:
-    """`bench/gateway.py` loaded from its file (the suite's own `gateway` is the tests'
-    package), with `bench/` on the path for its `_lean_http`; its clients of the kind the
-    test is for."""
-    spec = importlib.util.spec_from_file_location("bench_gateway_script", BENCH / "gateway.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCH))
+    """`bench/gateway.py`, its clients of the kind the test is for."""
+    module = load_bench_script("gateway")
     saved = module.CLIENT
     module.CLIENT = request.param
     yield module

@@ -5,32 +5,12 @@ each worker on its own index, and `--cpu` reads this process's threads."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
-import sys
 import threading
-from pathlib import Path
-from types import ModuleType
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
+from tests._bench_script import load_bench_script
 
-
-def _bench_gateway() -> ModuleType:
-    """`bench/gateway.py` loaded from its file, with `bench/` on the path for its
-    `_lean_http` (as tests/test_bench_gateway.py loads it: the suite's own `gateway` is
-    the tests' package)."""
-    spec = importlib.util.spec_from_file_location("bench_gateway_modes", BENCH / "gateway.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCH))
-    return module
-
-
-_gateway = _bench_gateway()
+_gateway = load_bench_script("gateway")
 _in_workers, _thread_cpu = _gateway._in_workers, _gateway._thread_cpu
 
 
