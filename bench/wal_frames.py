@@ -3,15 +3,17 @@ runtime's cycle write to a SQLite store's WAL. A diagnostic beside `bench/store.
 frame count (no anchor; nothing here is timed).
 
     .venv/bin/python bench/wal_frames.py [--cycles 300] [--history 300] [--sessions 100]
-        [--one-turn] [--alter SQL]... [--plans] [--folder DIR]
+        [--one-turn] [--workers W] [--alter SQL]... [--plans] [--folder DIR]
 
 The store file is made new (in `--folder`, else a temporary folder) and migrated; each
 `--alter` statement then runs on it by hand (`DROP INDEX …`: a schema a migration might
 make, measured without changing the store), and the runtime parks and answers
 `--history` asks (`Runtime.ask`, `Runtime.answer`, as `bench/store.py`'s frame line does:
 session `s{n % sessions}`, a new turn each, or with `--one-turn` one turn per session for
-all its asks, as the gateway bench's agent does), then `--cycles` more whose frames are
-counted. The background checkpoints are held off, so the WAL keeps every frame; a
+all its asks, as the gateway bench's agent does), then, opened again, `--cycles` more
+whose frames are counted. With `--workers W`, W tasks at once, each in a session of its
+own, share the group commit's transactions, so only frames per cycle (and commits per
+cycle) are counted. The background checkpoints are held off, so the WAL keeps every frame; a
 frame's header names its page, and once the cycles are done `dbstat` names the b-tree
 each page belongs to (page 1, the file's header, apart; a page in none is the freelist's).
 
@@ -58,6 +60,7 @@ class Tally:
 
     def __init__(self) -> None:
         self.transactions = 0
+        self.commits = 0
         self.frames: Counter[str] = Counter()
 
     def per(self, name: str) -> float:
@@ -81,6 +84,37 @@ def read_frames(wal: bytes, page_size: int, start: int, end: int) -> list[int]:
     """The page number of each frame between the WAL offsets `start` and `end`."""
     size = FRAME_HEADER + page_size
     return [struct.unpack_from(">I", wal, at)[0] for at in range(start, end, size)]
+
+
+def commits(wal: bytes, page_size: int, start: int, end: int) -> list[int]:
+    """The WAL offsets of the commit frames (those that give the database's size)."""
+    size = FRAME_HEADER + page_size
+    return [at for at in range(start, end, size) if struct.unpack_from(">I", wal, at + 4)[0]]
+
+
+async def _cycle(
+    runtime: Runtime, n: int, sessions: int, one_turn: bool, wal: Path | None = None
+) -> int:
+    """Park the `n`-th ask and answer it; the WAL's size between the two (0 without it)."""
+    turn = f"t{n % sessions}" if one_turn else f"t{n}"
+    asked, _ = await runtime.ask(f"s{n % sessions}", TOOL_INPUT, turn_id=turn)
+    parked = 0 if wal is None else wal_size(wal)
+    await runtime.answer(asked.id, ANSWER)
+    return parked
+
+
+async def _at_once(runtime: Runtime, workers: int, cycles: int, one_turn: bool) -> None:
+    """`cycles` cycles by `workers` tasks at once, each in a session of its own (the
+    gateway bench's 64 concurrent agents): their writes share the group commit's
+    transactions."""
+
+    async def worker(w: int) -> None:
+        for n in range(cycles // workers):
+            turn = f"t{w}" if one_turn else f"t{w}-{n}"
+            asked, _ = await runtime.ask(f"s{w}", TOOL_INPUT, turn_id=turn)
+            await runtime.answer(asked.id, ANSWER)
+
+    await asyncio.gather(*(worker(w) for w in range(workers)))
 
 
 def page_owners(db: sqlite3.Connection) -> dict[int, str]:
@@ -123,33 +157,48 @@ def alter(path: Path, statements: list[str]) -> None:
 
 
 async def measure(
-    folder: Path, *, cycles: int, history: int, sessions: int, one_turn: bool, changes: list[str]
+    folder: Path,
+    *,
+    cycles: int,
+    history: int,
+    sessions: int,
+    one_turn: bool,
+    changes: list[str],
+    workers: int = 1,
 ) -> Frames:
     path = scratch_file(folder)
     url = f"sqlite:///{path}"
     async with open_store(url):
         pass  # made and migrated
     alter(path, changes)
+    # The history with the store's own checkpoints (its WAL stays small however long).
+    async with open_store(url) as store, Runtime(store) as runtime:
+        if workers > 1:
+            await _at_once(runtime, workers, history, one_turn)
+        for n in range(history if workers == 1 else 0):
+            await _cycle(runtime, n, sessions, one_turn)
     held = _sqlite_conn.CHECKPOINT_EVERY, _sqlite_conn.AUTOCHECKPOINT_PAGES
     _sqlite_conn.CHECKPOINT_EVERY = _sqlite_conn.AUTOCHECKPOINT_PAGES = 10**9
     wal = Path(f"{path}-wal")
     spans: list[tuple[str, int, int]] = []  # (park or settle, WAL offset before, after)
     try:
         async with open_store(url) as store, Runtime(store) as runtime:
-            for n in range(history + cycles):
-                session = f"s{n % sessions}"
-                turn = f"t{n % sessions}" if one_turn else f"t{n}"
+            # One cycle not counted: a first write may start a copied-back WAL over from
+            # its top, writing over frames without growing the file.
+            await _cycle(runtime, history + cycles, sessions, one_turn)
+            if workers > 1:
+                start = wal_size(wal)
+                await _at_once(runtime, workers, cycles, one_turn)
+                spans.append(("together", start, wal_size(wal)))
+            for n in range(history, history + cycles if workers == 1 else 0):
                 before = wal_size(wal)
-                asked, _ = await runtime.ask(session, TOOL_INPUT, turn_id=turn)
-                parked = wal_size(wal)
-                await runtime.answer(asked.id, ANSWER)
-                if n >= history:
-                    spans += [("park", before, parked), ("settle", parked, wal_size(wal))]
+                parked = await _cycle(runtime, n, sessions, one_turn, wal)
+                spans += [("park", before, parked), ("settle", parked, wal_size(wal))]
             # Read while the store is open: its close checkpoints the WAL and removes it.
             page_size, owners, names, content = snapshot(path, wal)
     finally:
         _sqlite_conn.CHECKPOINT_EVERY, _sqlite_conn.AUTOCHECKPOINT_PAGES = held
-    tallies = {"park": Tally(), "settle": Tally()}
+    tallies = {"park": Tally(), "settle": Tally(), "together": Tally()}
     written: list[set[int]] = []
     for kind, start, end in spans:
         pages = read_frames(content, page_size, start, end)
@@ -157,6 +206,11 @@ async def measure(
         tally.transactions += 1
         tally.frames.update(owners.get(page, FREELIST) for page in pages)
         written.append(set(pages))
+    if workers > 1:  # per cycle, and how many commits the cycles took
+        together = tallies["together"]
+        together.transactions = workers * (cycles // workers)
+        together.commits = len(commits(content, page_size, *spans[0][1:]))
+        return Frames(together, Tally(), 0.0, names)
     every = held[0]
     windows = [written[at : at + every] for at in range(0, len(written), every)]
     copied = sum(len(set().union(*window)) for window in windows if len(window) == every)
@@ -219,6 +273,16 @@ def plan(db: sqlite3.Connection, sql: str) -> str:
     return " ; ".join(str(row[3]) for row in rows)
 
 
+def print_together(frames: Frames) -> None:
+    cycles = frames.park
+    print(f"{'b-tree':48} {'cycle':>6}")
+    for name, count in sorted(cycles.frames.items(), key=lambda item: (-item[1], item[0])):
+        print(f"{name:48} {count / cycles.transactions:6.2f}")
+    print(f"{'frames':48} {cycles.total():6.2f}")
+    print(f"{'pwrite64 of the frames (2 a frame)':48} {2 * cycles.total():6.2f}")
+    print(f"commits per cycle: {cycles.commits / cycles.transactions:.2f} (2.00 one at a time)")
+
+
 def print_frames(frames: Frames) -> None:
     park, settle = frames.park, frames.settle
     used = sorted(
@@ -250,6 +314,7 @@ async def main() -> None:
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--one-turn", action="store_true")
     parser.add_argument("--alter", action="append", default=[], metavar="SQL")
+    parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--plans", action="store_true")
     parser.add_argument("--folder", type=Path)
     args = parser.parse_args()
@@ -262,13 +327,18 @@ async def main() -> None:
             sessions=args.sessions,
             one_turn=args.one_turn,
             changes=args.alter,
+            workers=args.workers,
         )
         turns = "one turn per session" if args.one_turn else "a new turn each"
+        shape = f"{args.sessions} sessions" if args.workers == 1 else f"{args.workers} at once"
         print(
-            f"{args.cycles} cycles after {args.history}, {args.sessions} sessions, {turns}"
+            f"{args.cycles} cycles after {args.history}, {shape}, {turns}"
             f"; altered by: {'; '.join(args.alter) or 'nothing'}"
         )
-        print_frames(frames)
+        if args.workers > 1:
+            print_together(frames)
+        else:
+            print_frames(frames)
         if args.plans:
             with contextlib.closing(sqlite3.connect(folder / "frames.db")) as db:
                 for name, sql in statements().items():

@@ -63,3 +63,14 @@ async def test_an_index_dropped_by_hand_is_written_no_more(tmp_path: Path) -> No
     # about one frame fewer each (the ids are random, so the other pages' splits vary)
     assert dropped.park.total() < real.park.total() - 0.5
     assert dropped.settle.total() < real.settle.total() - 0.5
+
+
+async def test_cycles_at_once_share_the_group_commit(tmp_path: Path) -> None:
+    frames = await wal_frames.measure(
+        tmp_path, cycles=16, history=8, sessions=4, one_turn=True, changes=[], workers=4
+    )
+    cycles = frames.park
+    assert cycles.transactions == 16
+    assert cycles.commits < 2 * 16  # one at a time, each park and settle commits alone
+    assert cycles.per("midturn_interactions") > 0
+    assert cycles.per("midturn_events_of_interaction") > 0
