@@ -417,6 +417,7 @@ async def test_parallel_calls_in_one_toolnode_never_get_anothers_answer(
     async with ScriptedResponder(s.answerer, [answer("us")], s.session_id) as person:
         with pytest.raises(ValidationError, match="c2"):  # c2's answer, refused by c1
             await asyncio.wait_for(host.run(graph, {"messages": []}, thread(), turn_id="t6533"), 60)
+        await asyncio.wait_for(person.finished(), 60)  # its response recorded, as it may come last
     (shown,) = person.responses
     assert shown.interaction.tool_call_id.endswith(":c2")  # type: ignore[union-attr]
 

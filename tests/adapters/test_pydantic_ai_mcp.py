@@ -61,6 +61,9 @@ async def test_the_model_gets_the_persons_answer_to_the_servers_form(
         assert len(returns) == 1
         content: Any = returns[0]
         assert json.loads(content if isinstance(content, str) else json.dumps(content)) == expected
+        # the person's answer is recorded once its own response is in, which over HTTP
+        # may come after the agent's (the gateway answers a woken long-poll first)
+        await asyncio.wait_for(person.finished(), SAFETY_S)
         [response] = person.responses
         assert response.interaction.dialect == "mcp-elicitation"
         assert response.interaction.turn_id == "t1"

@@ -95,6 +95,9 @@ async def test_the_agent_gets_the_persons_answer_to_the_servers_form(
         finally:
             agent.cleanup()
         assert tool_results(agent) == [expected]
+        # the person's answer is recorded once its own response is in, which over HTTP
+        # may come after the agent's (the gateway answers a woken long-poll first)
+        await asyncio.wait_for(person.finished(), SAFETY_S)
         [response] = person.responses
         assert response.interaction.dialect == "mcp-elicitation"
         assert response.interaction.turn_id == "t1"
