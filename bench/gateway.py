@@ -873,6 +873,31 @@ async def calls(operations: int, store: str, workers: int = 1) -> int:
     return 0
 
 
+def callgrind_prefix(out: Path) -> tuple[str, ...]:
+    """valgrind's callgrind, writing to `out` and counting nothing until `instrument`
+    turns it on."""
+    return (
+        "valgrind",
+        "-q",
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        f"--callgrind-out-file={out}",
+    )
+
+
+def instrument(pid: int, switch: str) -> None:
+    """Turn the counting of the process `pid`, under callgrind, "on" or "off"."""
+    subprocess.run(["callgrind_control", "-i", switch, str(pid)], check=True, capture_output=True)
+
+
+def instructions(out: Path) -> int:
+    """The instructions counted in the callgrind output file `out`."""
+    for line in out.read_text().splitlines():
+        if line.startswith("totals:"):
+            return int(line.split()[1])
+    raise SystemExit(f"no totals in {out}")
+
+
 async def callgrind(operations: int, store: str, workers: int = 1) -> int:
     """Instructions per operation of each side: each server under valgrind's callgrind,
     instrumented only for `operations` bare POSTs and round trips (after a warm-up),
@@ -881,33 +906,18 @@ async def callgrind(operations: int, store: str, workers: int = 1) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="midturn-bench-"))
 
     def prefix(side: str) -> tuple[str, ...]:
-        out = workdir / f"{side}.callgrind"
-        tool = (
-            "valgrind",
-            "-q",
-            "--tool=callgrind",
-            "--instr-atstart=no",
-            f"--callgrind-out-file={out}",
-        )
-        return (*tool, sys.executable)
+        return (*callgrind_prefix(workdir / f"{side}.callgrind"), sys.executable)
 
-    def instrument(switch: str) -> Callable[[subprocess.Popen[bytes]], None]:
-        def run(process: subprocess.Popen[bytes]) -> None:
-            subprocess.run(
-                ["callgrind_control", "-i", switch, str(process.pid)],
-                check=True,
-                capture_output=True,
-            )
+    def on(process: subprocess.Popen[bytes]) -> None:
+        instrument(process.pid, "on")
 
-        return run
+    def off(process: subprocess.Popen[bytes]) -> None:
+        instrument(process.pid, "off")
 
-    await _each_side(operations, instrument("on"), instrument("off"), prefix, store, workers)
-    per_op: dict[str, float] = {}
-    for side in ("bare", "gateway"):
-        for line in (workdir / f"{side}.callgrind").read_text().splitlines():
-            if line.startswith("totals:"):
-                per_op[side] = int(line.split()[1]) / operations
-    bare, trip = per_op["bare"], per_op["gateway"]
+    await _each_side(operations, on, off, prefix, store, workers)
+    bare, trip = (
+        instructions(workdir / f"{side}.callgrind") / operations for side in ("bare", "gateway")
+    )
     print(f"instructions per operation ({_how(operations, workers)}, callgrind, {workdir}):")
     print(f"  bare POST {bare / 1e6:.3f} M, round trip {trip / 1e6:.3f} M ({trip / bare:.1f}x)")
     return 0

@@ -77,7 +77,7 @@ async def test_a_bare_post_is_accepted(gateway_bench: ModuleType) -> None:
 def test_the_generator_counter_runs_without_valgrind() -> None:
     """`bench/gateway_generator.py --tool none`: the same drive as its callgrind counts,
     timed only (the counts themselves need valgrind, too slow for the suite)."""
-    command = [sys.executable, str(BENCH / "gateway_generator.py"), "server", "--side", "trip"]
+    command = [sys.executable, str(BENCH / "gateway_generator.py"), "--side", "trip"]
     command += ["--workers", "2", "--each", "2", "--tool", "none"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
