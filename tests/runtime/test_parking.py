@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 
 import pytest
 from tests.runtime.conftest import ANSWER, ASK, all_events, next_event, within
@@ -202,13 +201,3 @@ async def test_a_closed_runtime_refuses_work(store: object) -> None:
         pass
     with pytest.raises(UsageError):
         await runtime.open()
-
-
-async def test_an_interaction_id_is_128_random_bits_in_url_safe_text(runtime: Runtime) -> None:
-    """`ia_` and 22 URL-safe base64 characters (what `secrets.token_urlsafe(16)` gives):
-    no padding, nothing a URL path or a header must escape, never the same twice."""
-    made = [(await runtime.ask("s1", ASK, tool_call_id=f"c{n}"))[0].id for n in range(200)]
-    assert len(set(made)) == len(made)
-    assert all(re.fullmatch(r"ia_[A-Za-z0-9_-]{21}[AQgw]", made_id) for made_id in made)
-    # every 6-bit digit but the last (2 bits) takes each of the 64 values somewhere
-    assert len({made_id[3:][position] for made_id in made for position in range(21)}) == 64

@@ -15,6 +15,7 @@ from binascii import b2a_base64
 from collections.abc import AsyncIterator, Callable, Mapping
 from os import urandom
 from pathlib import Path
+from time import time_ns
 from types import TracebackType
 from typing import IO, Any, Self
 
@@ -106,14 +107,35 @@ def _context(value: ContextInput | None) -> InteractionContext | None:
         ) from None
 
 
-_URL_SAFE = bytes.maketrans(b"+/", b"-_")
+_IN_ORDER = bytes.maketrans(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+    b"-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz",
+)
+"""Base64's digits, 0 to 63, to the URL-safe ones in ASCII order: text order is number order."""
+_last_stamp = 0
+"""The stamp of the last id this process made (microseconds since the epoch)."""
 
 
 def new_interaction_id() -> str:
-    """An unguessable id: 128 random bits from `os.urandom`, as `secrets.token_urlsafe(16)`
-    writes them (URL-safe base64, its padding left off), without its four calls of
-    Python functions on every ask."""
-    return "ia_" + b2a_base64(urandom(16), newline=False)[:22].translate(_URL_SAFE).decode()
+    """An unguessable id that sorts by creation time: `ia_`, then 31 URL-safe characters
+    of 184 bits, 56 bits of a stamp (microseconds since the epoch, to the year 4253)
+    before 128 random bits from `os.urandom`. Each index keyed by the id then takes its
+    inserts at one end, where the writes of a group commit share a leaf, instead of on a
+    random page each (docs/benchmarks.md, stop 29).
+
+    The stamp is the wall clock's, but never at or below the last id's of this process:
+    a second id in the same microsecond, or after the clock stepped back, takes the last
+    stamp plus one, so the ids one process makes always sort in the order it made them
+    (they are distinct by their random bits alone; two threads racing here may share a
+    stamp, and their random bits still tell them apart). Ids made before this format (`ia_` and
+    22 characters of random bits) stay valid: an id is an opaque string everywhere."""
+    global _last_stamp
+    stamp = time_ns() // 1000
+    if stamp <= _last_stamp:
+        stamp = _last_stamp + 1
+    _last_stamp = stamp
+    raw = stamp.to_bytes(7, "big") + urandom(16)
+    return "ia_" + b2a_base64(raw, newline=False)[:31].translate(_IN_ORDER).decode()
 
 
 def _turn_of(turn_id: str | None, interaction_id: str) -> str:
