@@ -399,6 +399,7 @@ def _hot_paths() -> dict[str, tuple[str, int, str]]:
         "deadlines": (_sqlite._DEADLINES_FIRST, 1, "midturn_interactions_deadlines"),
         "deadlines after": (_sqlite._DEADLINES_AFTER, 3, "midturn_interactions_deadlines"),
         "prune events": (_sqlite._PRUNE_SESSION_EVENTS, 3, "midturn_events_by_session"),
+        "prune events, one turn": (_sqlite._PRUNE_TURN_EVENTS, 3, "midturn_events_by_session"),
     }
     for name, filters, index in (
         ("inbox", {"status": "pending"}, "midturn_interactions_pending_by_time"),
@@ -428,15 +429,15 @@ async def test_every_hot_path_searches_its_index(tmp_path: Path, name: str) -> N
     assert f"INDEX {index} " in f"{plan} ", plan
 
 
-async def test_a_prune_reads_the_events_of_its_sessions_only(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sql", [_sqlite._PRUNE_SESSION_EVENTS, _sqlite._PRUNE_TURN_EVENTS])
+async def test_a_prune_reads_the_events_of_its_sessions_only(tmp_path: Path, sql: str) -> None:
     """With no index of events by interaction (migration 11), a batch's events are found
     in two ranges of the session's index: the first event kept of each turn, then the
     rows to delete. The log is never scanned whole."""
     async with open_store(f"sqlite:///{tmp_path / 'm.db'}"):
         pass
     with sqlite3.connect(tmp_path / "m.db") as db:
-        rows = db.execute(f"EXPLAIN QUERY PLAN {_sqlite._PRUNE_SESSION_EVENTS}", [None] * 3)
-        plan = [row[3] for row in rows]
+        plan = [row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {sql}", [None] * 3)]
     db.close()
     ranges = [step for step in plan if "INDEX midturn_events_by_session (session_id=?" in step]
     assert len(ranges) == 2, plan

@@ -139,16 +139,12 @@ _PRUNE_ROW = "SELECT session_id, turn_id, status FROM midturn_interactions WHERE
 # migration 11): ?2 is the JSON array of the session's interactions pruned, ?3 of their
 # turns. One range of the session's index deletes their events, and their turns' own
 # events (no interaction) older than the first event kept of the turn's interactions,
-# all of them when none is kept; `kept` is read once, before any row goes (one more
-# range of the same index). Never the newest event of the log.
-_PRUNE_SESSION_EVENTS = """
+# all of them when none is kept; `kept` is read once, before any row goes, and never the
+# newest event of the log goes.
+_PRUNE_SESSION_EVENTS_OF = """
 WITH gone(interaction_id) AS (SELECT value FROM json_each(?2)),
     turns(turn_id) AS (SELECT value FROM json_each(?3)),
-    kept(turn_id, first_id) AS MATERIALIZED (
-        SELECT turn_id, min(id) FROM midturn_events
-        WHERE session_id = ?1 AND interaction_id IS NOT NULL
-            AND interaction_id NOT IN gone AND turn_id IN turns
-        GROUP BY turn_id)
+    kept(turn_id, first_id) AS MATERIALIZED ({kept})
 DELETE FROM midturn_events
 WHERE session_id = ?1 AND id < (SELECT max(id) FROM midturn_events)
     AND (interaction_id IN gone
@@ -157,6 +153,21 @@ WHERE session_id = ?1 AND id < (SELECT max(id) FROM midturn_events)
                                WHERE kept.turn_id = midturn_events.turn_id),
                               9223372036854775807)))
 """
+# Several turns: `kept` in one more range of the session's index, for all of them.
+_PRUNE_SESSION_EVENTS = _PRUNE_SESSION_EVENTS_OF.format(
+    kept="""SELECT turn_id, min(id) FROM midturn_events
+        WHERE session_id = ?1 AND interaction_id IS NOT NULL
+            AND interaction_id NOT IN gone AND turn_id IN turns
+        GROUP BY turn_id"""
+)
+# One turn (a batch of one ask of the session, or of an agent's turn of many asks): its
+# first kept event read in the index's order, which stops there (at the next ask of the
+# turn, when it has one) instead of reading the session's whole range.
+_PRUNE_TURN_EVENTS = _PRUNE_SESSION_EVENTS_OF.format(
+    kept="""SELECT turn_id, (SELECT min(id) FROM midturn_events
+            WHERE session_id = ?1 AND turn_id = turns.turn_id
+                AND interaction_id IS NOT NULL AND interaction_id NOT IN gone) FROM turns"""
+)
 
 # Start-up (Store.pending_deadlines): ranges of the partial index of pending deadlines.
 _DEADLINE = "json_extract(body, '$.deadline')"
@@ -674,7 +685,7 @@ class SqliteStore(SqliteOutbox, Store):
             before = db.total_changes  # a statement starting WITH has no rowcount
             for session_id, (ids, turns) in sorted(sessions.items()):
                 params = (session_id, json.dumps(ids), json.dumps(sorted(turns)))
-                db.execute(_PRUNE_SESSION_EVENTS, params)
+                db.execute(_PRUNE_TURN_EVENTS if len(turns) == 1 else _PRUNE_SESSION_EVENTS, params)
             events = db.total_changes - before
             return Pruned(interactions=gone, events=events), ()
 
