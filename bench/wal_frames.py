@@ -226,7 +226,7 @@ def statements() -> dict[str, str]:
     for module in (_sqlite, _sqlite_outbox):
         for name, value in vars(module).items():
             head = value.lstrip().split(None, 1)[0].upper() if isinstance(value, str) else ""
-            if name.startswith("_") and head in {"SELECT", "UPDATE", "DELETE"}:
+            if name.startswith("_") and head in {"SELECT", "UPDATE", "DELETE", "WITH"}:
                 found[f"{module.__name__.rsplit('.', 1)[-1]}.{name}"] = value
     del found["_sqlite._DEADLINES"]  # the start of the two below
     found["_sqlite._PRUNABLE (prunable)"] = (

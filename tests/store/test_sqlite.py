@@ -398,7 +398,8 @@ def _hot_paths() -> dict[str, tuple[str, int, str]]:
         "settle": (_sqlite._SETTLE, 4, "sqlite_autoindex_midturn_interactions_1"),
         "deadlines": (_sqlite._DEADLINES_FIRST, 1, "midturn_interactions_deadlines"),
         "deadlines after": (_sqlite._DEADLINES_AFTER, 3, "midturn_interactions_deadlines"),
-        "prune events": (_sqlite._PRUNE_EVENTS, 1, "midturn_events_of_interaction"),
+        "prune events": (_sqlite._PRUNE_SESSION_EVENTS, 3, "midturn_events_by_session"),
+        "prune events, one turn": (_sqlite._PRUNE_TURN_EVENTS, 3, "midturn_events_by_session"),
     }
     for name, filters, index in (
         ("inbox", {"status": "pending"}, "midturn_interactions_pending_by_time"),
@@ -426,6 +427,21 @@ async def test_every_hot_path_searches_its_index(tmp_path: Path, name: str) -> N
         plan = " ; ".join(row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {sql}", [None] * count))
     db.close()
     assert f"INDEX {index} " in f"{plan} ", plan
+
+
+@pytest.mark.parametrize("sql", [_sqlite._PRUNE_SESSION_EVENTS, _sqlite._PRUNE_TURN_EVENTS])
+async def test_a_prune_reads_the_events_of_its_sessions_only(tmp_path: Path, sql: str) -> None:
+    """With no index of events by interaction (migration 11), a batch's events are found
+    in two ranges of the session's index: the first event kept of each turn, then the
+    rows to delete. The log is never scanned whole."""
+    async with open_store(f"sqlite:///{tmp_path / 'm.db'}"):
+        pass
+    with sqlite3.connect(tmp_path / "m.db") as db:
+        plan = [row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {sql}", [None] * 3)]
+    db.close()
+    ranges = [step for step in plan if "INDEX midturn_events_by_session (session_id=?" in step]
+    assert len(ranges) == 2, plan
+    assert not [step for step in plan if step.startswith("SCAN midturn_events")], plan
 
 
 def _indexes(file: Path) -> set[str]:
@@ -485,7 +501,6 @@ async def test_a_file_from_before_the_leaner_indexes_keeps_its_rows_reachable(
         "midturn_interactions_pending_by_time",
         "midturn_interactions_deadlines",
         "midturn_events_by_session",
-        "midturn_events_of_interaction",
     }
 
 
@@ -692,7 +707,7 @@ async def test_a_file_with_autoincrement_keeps_its_events_ids_and_cursor(
         assert [event.id for event in appended] == [newest + 1, newest + 2]
         pruned = await store.prune(["i1"])  # its two events and its turn's
         assert pruned.events == 3
-    assert _indexes(file) >= {"midturn_events_by_session", "midturn_events_of_interaction"}
+    assert "midturn_events_by_session" in _indexes(file)
     with sqlite3.connect(file) as db:
         plan = db.execute(
             "EXPLAIN QUERY PLAN SELECT id, body FROM midturn_events"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import json
 import logging
 import os
 import sqlite3
@@ -134,14 +135,39 @@ _PRUNABLE = (
     " FROM midturn_interactions WHERE created_at < ? AND status != 'pending' AND settled_at < ?"
 )
 _PRUNE_ROW = "SELECT session_id, turn_id, status FROM midturn_interactions WHERE id = ?"
-_NOT_NEWEST = "id < (SELECT max(id) FROM midturn_events)"
-_PRUNE_EVENTS = f"DELETE FROM midturn_events WHERE interaction_id = ? AND {_NOT_NEWEST}"
-_PRUNE_TURN_EVENTS = f"""
+# A batch's events, one statement per session (no index of events by interaction since
+# migration 11): ?2 is the JSON array of the session's interactions pruned, ?3 of their
+# turns. One range of the session's index deletes their events, and their turns' own
+# events (no interaction) older than the first event kept of the turn's interactions,
+# all of them when none is kept; `kept` is read once, before any row goes, and never the
+# newest event of the log goes.
+_PRUNE_SESSION_EVENTS_OF = """
+WITH gone(interaction_id) AS (SELECT value FROM json_each(?2)),
+    turns(turn_id) AS (SELECT value FROM json_each(?3)),
+    kept(turn_id, first_id) AS MATERIALIZED ({kept})
 DELETE FROM midturn_events
-WHERE session_id = ?1 AND turn_id = ?2 AND interaction_id IS NULL AND {_NOT_NEWEST}
-  AND id < coalesce((SELECT min(id) FROM midturn_events WHERE session_id = ?1
-                     AND turn_id = ?2 AND interaction_id IS NOT NULL), 9223372036854775807)
+WHERE session_id = ?1 AND id < (SELECT max(id) FROM midturn_events)
+    AND (interaction_id IN gone
+        OR (interaction_id IS NULL AND turn_id IN turns
+            AND id < coalesce((SELECT first_id FROM kept
+                               WHERE kept.turn_id = midturn_events.turn_id),
+                              9223372036854775807)))
 """
+# Several turns: `kept` in one more range of the session's index, for all of them.
+_PRUNE_SESSION_EVENTS = _PRUNE_SESSION_EVENTS_OF.format(
+    kept="""SELECT turn_id, min(id) FROM midturn_events
+        WHERE session_id = ?1 AND interaction_id IS NOT NULL
+            AND interaction_id NOT IN gone AND turn_id IN turns
+        GROUP BY turn_id"""
+)
+# One turn (a batch of one ask of the session, or of an agent's turn of many asks): its
+# first kept event read in the index's order, which stops there (at the next ask of the
+# turn, when it has one) instead of reading the session's whole range.
+_PRUNE_TURN_EVENTS = _PRUNE_SESSION_EVENTS_OF.format(
+    kept="""SELECT turn_id, (SELECT min(id) FROM midturn_events
+            WHERE session_id = ?1 AND turn_id = turns.turn_id
+                AND interaction_id IS NOT NULL AND interaction_id NOT IN gone) FROM turns"""
+)
 
 # Start-up (Store.pending_deadlines): ranges of the partial index of pending deadlines.
 _DEADLINE = "json_extract(body, '$.deadline')"
@@ -645,18 +671,22 @@ class SqliteStore(SqliteOutbox, Store):
         wanted = list(dict.fromkeys(interaction_ids))
 
         def prune(db: Db) -> tuple[Pruned, tuple[Event, ...]]:
-            gone = events = 0
-            turns: set[tuple[str, str]] = set()
+            gone = 0
+            sessions: dict[str, tuple[list[str], set[str]]] = {}
             for interaction_id in wanted:
                 row = db.execute(_PRUNE_ROW, (interaction_id,)).fetchone()
                 if row is None or row[2] == "pending":
                     continue
                 db.execute("DELETE FROM midturn_interactions WHERE id = ?", (interaction_id,))
-                events += db.execute(_PRUNE_EVENTS, (interaction_id,)).rowcount
                 gone += 1
-                turns.add((row[0], row[1]))
-            for turn in sorted(turns):
-                events += db.execute(_PRUNE_TURN_EVENTS, turn).rowcount
+                ids, turns = sessions.setdefault(row[0], ([], set()))
+                ids.append(interaction_id)
+                turns.add(row[1])
+            before = db.total_changes  # a statement starting WITH has no rowcount
+            for session_id, (ids, turns) in sorted(sessions.items()):
+                params = (session_id, json.dumps(ids), json.dumps(sorted(turns)))
+                db.execute(_PRUNE_TURN_EVENTS if len(turns) == 1 else _PRUNE_SESSION_EVENTS, params)
+            events = db.total_changes - before
             return Pruned(interactions=gone, events=events), ()
 
         return await self._write(prune)

@@ -461,4 +461,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        11,
+        "no index of events by interaction",
+        (
+            # Every event of an interaction wrote a page of this index (keyed by a random
+            # id, so a leaf of its own even in a shared group commit): 1.2-1.3 WAL frames
+            # of the ~21 a park and settle write (docs/benchmarks.md, stop 28's WAL lane),
+            # for one reader, the retention prune. A prune finds an interaction's events
+            # among its session's instead (`midturn_events_by_session`), one statement
+            # per session of a batch (`_PRUNE_SESSION_EVENTS` in `_sqlite.py`).
+            "DROP INDEX midturn_events_of_interaction",
+        ),
+    ),
 )
