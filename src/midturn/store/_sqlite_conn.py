@@ -513,31 +513,53 @@ class Connection:
             self._open_checkpoint_db()
         if self._checkpoint_db is None:  # the writer's own checkpoint remains
             return
+        copied = self._copy_wal()
+        if copied is None:
+            return
+        try:
+            self._start_wal_over(whole=copied)
+        except sqlite3.Error as error:  # the next write starts it over instead
+            log.warning("starting the WAL of %s over failed: %s", self.path, error)
+
+    def _copy_wal(self) -> bool | None:
+        """A PASSIVE checkpoint on this thread's connection: whether it copied the whole
+        WAL (so that it can start over), None if it failed."""
+        assert self._checkpoint_db is not None
         try:
             ((busy, frames, copied),) = self._checkpoint_db.execute(
                 "PRAGMA wal_checkpoint(PASSIVE)"
             ).fetchall()
         except sqlite3.Error as error:  # the writer's own checkpoint remains
             log.warning("a background checkpoint of %s failed: %s", self.path, error)
-            return
-        if busy == 0 and 0 < frames == copied:
-            try:
-                self._start_wal_over()
-            except sqlite3.Error as error:  # the next write starts it over instead
-                log.warning("starting the WAL of %s over failed: %s", self.path, error)
+            return None
+        return bool(busy == 0 and 0 < frames == copied)
 
-    def _start_wal_over(self) -> None:
-        """Start the copied WAL over now, by a write of nothing new on the writing
-        connection (the file header's `user_version`, rewritten as it is), unless a
-        write came since the checkpoint began. The first write into a WAL that starts
-        over writes the WAL's header and fsyncs it (even with `synchronous = NORMAL`),
-        for a millisecond or more: done here, that fsync lands on this thread at the
-        pause, not on the loop's thread inside the next cycle's first write. Made on the
-        writing connection, not this thread's own, because a write by another connection
-        makes the writer drop its cached pages and read them again."""
+    def _start_wal_over(self, whole: bool = True) -> None:
+        """Start the copied WAL over now (`whole`: the checkpoint copied all of it), by
+        a write of nothing new on the writing connection (the file header's
+        `user_version`, rewritten as it is). The first write into a WAL that starts over
+        writes the WAL's header and fsyncs it (even with `synchronous = NORMAL`), for a
+        millisecond or more: done here, that fsync lands on this thread, not on the
+        loop's thread inside a cycle's write. Made on the writing connection, not this
+        thread's own, because a write by another connection makes the writer drop its
+        cached pages and read them again.
+
+        A write that came while the checkpoint copied (writes that never pause: one
+        comes every few milliseconds, a checkpoint with its fsyncs takes longer) left
+        frames it did not copy, and SQLite starts a WAL over only from a write that
+        begins with every frame copied. Left to itself the WAL then grew until the
+        writer's own checkpoint (`AUTOCHECKPOINT_PAGES`) ran inside a write on the loop's
+        thread, every frame on the way written into new file space (which the kernel
+        allocates and zeroes first). So those frames are copied here too, with this
+        process's use of the connection held off for that short second checkpoint (its
+        writes wait for it on the worker thread; the loop's thread is not held)."""
         with self._lock:
-            if self._writes != self._checkpointed or self._checkpointer is None:
+            if self._checkpointer is None:
                 return
+            if not whole or self._writes != self._checkpointed:  # writes came meanwhile
+                if not self._copy_wal():
+                    return  # another process reads or writes it: its writes start it over
+                self._checkpointed = self._writes  # every write counted so far is copied
             db = self.db
             try:
                 db.execute("BEGIN IMMEDIATE")  # busy timeout 0: another process writes
