@@ -63,6 +63,7 @@ __all__ = [
     "BUSY_TIMEOUT_MS",
     "CHECKPOINT_EVERY",
     "CHECKPOINT_IDLE_S",
+    "RESTART_FRAMES",
     "SOLO_BATCHES",
     "Connection",
     "transaction",
@@ -77,6 +78,11 @@ adds a dozen pages to the WAL)."""
 SOLO_BATCHES = 8
 """Batches in a row that held one write each, after which writes commit at once (no loop
 turn spent waiting for company) until two tasks write in one loop iteration."""
+RESTART_FRAMES = 4096
+"""The WAL's frames beyond which the background checkpoint holds the connection off to
+copy what writes added while it ran, so that the WAL starts over (`_start_wal_over`):
+one hash table of SQLite's WAL index (a larger WAL makes a page's lookup search more
+than one), about 16 MiB."""
 AUTOCHECKPOINT_PAGES = 20_000
 """The writing connection's own checkpoint, should the background one fall behind."""
 
@@ -516,14 +522,15 @@ class Connection:
         copied = self._copy_wal()
         if copied is None:
             return
+        whole, frames = copied
         try:
-            self._start_wal_over(whole=copied)
+            self._start_wal_over(whole=whole, frames=frames)
         except sqlite3.Error as error:  # the next write starts it over instead
             log.warning("starting the WAL of %s over failed: %s", self.path, error)
 
-    def _copy_wal(self) -> bool | None:
+    def _copy_wal(self) -> tuple[bool, int] | None:
         """A PASSIVE checkpoint on this thread's connection: whether it copied the whole
-        WAL (so that it can start over), None if it failed."""
+        WAL (so that it can start over) and the WAL's frames; None if it failed."""
         assert self._checkpoint_db is not None
         try:
             ((busy, frames, copied),) = self._checkpoint_db.execute(
@@ -532,9 +539,9 @@ class Connection:
         except sqlite3.Error as error:  # the writer's own checkpoint remains
             log.warning("a background checkpoint of %s failed: %s", self.path, error)
             return None
-        return bool(busy == 0 and 0 < frames == copied)
+        return bool(busy == 0 and 0 < frames == copied), int(frames)
 
-    def _start_wal_over(self, whole: bool = True) -> None:
+    def _start_wal_over(self, whole: bool = True, frames: int = 0) -> None:
         """Start the copied WAL over now (`whole`: the checkpoint copied all of it), by
         a write of nothing new on the writing connection (the file header's
         `user_version`, rewritten as it is). The first write into a WAL that starts over
@@ -550,16 +557,25 @@ class Connection:
         begins with every frame copied. Left to itself the WAL then grew until the
         writer's own checkpoint (`AUTOCHECKPOINT_PAGES`) ran inside a write on the loop's
         thread, every frame on the way written into new file space (which the kernel
-        allocates and zeroes first). So those frames are copied here too, with this
-        process's use of the connection held off for that short second checkpoint (its
-        writes wait for it on the worker thread; the loop's thread is not held)."""
+        allocates and zeroes first). So once the WAL holds `RESTART_FRAMES` (`frames`:
+        its size as the checkpoint began), those frames are copied here too, with this
+        process's use of the connection held off for that second checkpoint and the
+        start over, three fsyncs (its writes wait on the worker thread, each in a
+        transaction of its own; the loop's thread is not held). Below that, the WAL is
+        left to grow: the next checkpoint tries again."""
+        caught_up = whole and self._writes == self._checkpointed
+        if not caught_up and frames < RESTART_FRAMES:
+            return
         with self._lock:
             if self._checkpointer is None:
                 return
-            if not whole or self._writes != self._checkpointed:  # writes came meanwhile
-                if not self._copy_wal():
+            if not caught_up:  # writes came while it copied
+                copied = self._copy_wal()
+                if copied is None or not copied[0]:
                     return  # another process reads or writes it: its writes start it over
                 self._checkpointed = self._writes  # every write counted so far is copied
+            elif self._writes != self._checkpointed:
+                return  # a write since: it appended, so leave the WAL to the next checkpoint
             db = self.db
             try:
                 db.execute("BEGIN IMMEDIATE")  # busy timeout 0: another process writes
