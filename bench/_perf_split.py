@@ -9,11 +9,13 @@ the split is in microseconds, not only in shares.
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import re
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -154,8 +156,26 @@ class Recorder:
         self._perf: subprocess.Popen[bytes] | None = None
 
     def _tell(self, command: str) -> None:
-        with self._control.open("w") as control:
-            control.write(f"{command}\n")
+        assert self._perf is not None
+        deadline = time.monotonic() + 60
+        while True:  # until perf has its control fifo open (or has failed)
+            try:
+                control = os.open(self._control, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as error:
+                if error.errno != errno.ENXIO:
+                    raise
+                if self._perf.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(
+                        f"perf record did not start (exit {self._perf.returncode}): "
+                        f"try `{' '.join(self._command)}` by hand"
+                    ) from None
+                time.sleep(0.01)
+            else:
+                break
+        try:
+            os.write(control, f"{command}\n".encode())
+        finally:
+            os.close(control)
         with self._ack.open() as ack:
             if ack.readline().strip() != "ack":
                 raise SystemExit(f"perf record did not take {command!r}")
