@@ -42,8 +42,11 @@ slows whatever else the machine does while it runs (a write beside one costs a f
 more, a slow one twice as much), so it is best run when nothing is written. A
 checkpoint that copies the whole WAL then starts it over from the top, so the file stays
 the size of one burst of writes, and the fsync of the new WAL header that starting over
-costs is paid at the pause, not by the next burst's first write. The writing
-connection's own automatic checkpoint stays on, set far higher, as a backstop.
+costs is paid at the pause, not by the next burst's first write. When writes never
+pause, one comes while the checkpoint copies; once the WAL holds `RESTART_FRAMES`, the
+checkpoint thread copies what they added with the connection held off, and starts the
+WAL over (`Connection._start_wal_over`). The writing connection's own automatic
+checkpoint stays on, set far higher, as a backstop.
 """
 
 from __future__ import annotations
