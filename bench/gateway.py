@@ -12,6 +12,9 @@
         side under valgrind's callgrind, which do not move with the machine's load)
     .venv/bin/python bench/gateway.py --callgrind 1280 --workers 64   (the same, 64
         operations at once, as in the timed concurrent phase; also with --calls)
+    .venv/bin/python bench/gateway.py --perf 2000 [--workers 64]   (each server's CPU per
+        operation by shared object, the kernel's by system call and symbol, under
+        `perf record -e cpu-clock`; page faults and context switches from /proc)
 
 A round trip: the agent creates an ask and long-polls for it in the same request
 (`POST /v1/sessions/{sid}/asks?wait=60`); an answerer, following the admin event stream,
@@ -46,6 +49,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
+import _perf_split
 import httpx
 from _lean_http import Connection, LeanHTTPError
 
@@ -1014,6 +1018,70 @@ async def syscalls(operations: int, store: str, workers: int = 1) -> int:
     return 0
 
 
+async def perf(operations: int, store: str, workers: int = 1, top: int = 15) -> int:
+    """Each server's CPU per operation split by shared object (the kernel, libpython,
+    libsqlite3…) and by thread, the kernel's by what entered it (a system call, a page
+    fault, an interrupt) and by symbol, sampled by `perf record -e cpu-clock -g` for
+    `operations` bare POSTs and round trips (by `workers` at once); beside them the
+    page faults and context switches per operation, counted from /proc. The samples are a
+    timed figure (interleave runs with a base); the /proc counts are counts."""
+    workdir = Path(tempfile.mkdtemp(prefix="midturn-bench-"))
+    recorders: list[_perf_split.Recorder] = []
+    before: dict[int, tuple[dict[str, dict[str, int]], dict[str, int]]] = {}
+    counted: list[dict[str, dict[str, float]]] = []
+    written: list[dict[str, float]] = []
+    wal: list[int] = []
+
+    def on(process: subprocess.Popen[bytes]) -> None:
+        recorder = _perf_split.Recorder(process.pid, workdir / f"{process.pid}.perf")
+        recorder.start()
+        recorders.append(recorder)
+        before[process.pid] = (_perf_split.counters(process.pid), _perf_split.io(process.pid))
+
+    def off(process: subprocess.Popen[bytes]) -> None:
+        after, after_io = _perf_split.counters(process.pid), _perf_split.io(process.pid)
+        recorders[-1].stop()
+        then, then_io = before[process.pid]
+        counted.append(_perf_split.counted_since(then, after, operations))
+        written.append({name: (after_io[name] - then_io[name]) / operations for name in after_io})
+        wal.append(_perf_split.wal_size(process.pid))
+
+    await _each_side(operations, on, off, lambda side: (), store, workers)
+    splits = [recorder.split(operations) for recorder in recorders]
+    sides = ("bare POST", "round trip")
+    print(f"server CPU per operation, µs ({_how(operations, workers)}, perf cpu-clock, {workdir}):")
+    print(f"  {'':32} {sides[0]:>10} {sides[1]:>11}")
+
+    def rows(tables: list[dict[str, float]], limit: int | None = None) -> None:
+        names = sorted({*tables[0], *tables[1]}, key=lambda n: -(tables[1].get(n, 0.0)))
+        for name in names[:limit]:
+            bare, trip = (table.get(name, 0.0) for table in tables)
+            print(f"  {name[:32]:32} {bare:10.1f} {trip:11.1f}")
+
+    rows([each.by_dso for each in splits])
+    bare, trip = (each.total for each in splits)
+    print(f"  {'all':32} {bare:10.1f} {trip:11.1f}  ({trip / bare:.2f}x)")
+    print(f"  samples {splits[0].samples} and {splits[1].samples}")
+    print("by thread:")
+    rows([each.by_thread for each in splits])
+    print("the kernel's, by what entered it:")
+    rows([each.kernel_by_entry for each in splits])
+    print(f"the kernel's top {top} symbols (where the sample fell):")
+    rows([each.kernel_by_symbol for each in splits], top)
+    print("per operation, /proc (all threads; loop thread + other threads):")
+    for counter in _perf_split.COUNTERS:
+        cells = []
+        for threads in counted:
+            loop = threads.get("loop thread", {}).get(counter, 0.0)
+            others = threads.get("other threads", {}).get(counter, 0.0)
+            cells.append(f"{loop + others:6.2f} ({loop:5.2f} + {others:5.2f})")
+        print(f"  {counter:32} {cells[0]:>22} {cells[1]:>22}")
+    for name in _perf_split.IO.values():
+        print(f"  {name:32} {written[0][name]:22.1f} {written[1][name]:22.1f}")
+    print(f"  {'WAL file at the end':32} {wal[0]:22,} {wal[1]:22,}")
+    return 0
+
+
 async def main(quick: bool, store: str) -> int:
     sequential_n = 60 if quick else 200
     seconds = 4.0 if quick else 12.0
@@ -1158,11 +1226,19 @@ if __name__ == "__main__":
         help="instead: each server's system calls per operation over N (needs strace)",
     )
     parser.add_argument(
+        "--perf",
+        type=int,
+        metavar="N",
+        help="instead: each server's CPU per operation by shared object and the kernel's "
+        "by system call and symbol (perf record -e cpu-clock), page faults and context "
+        "switches from /proc, over N (needs perf)",
+    )
+    parser.add_argument(
         "--workers",
         type=int,
         default=1,
         metavar="W",
-        help="with --calls, --callgrind, --cpu or --syscalls: W operations at once, each "
+        help="with --calls, --callgrind, --cpu, --syscalls or --perf: W operations at once, each "
         "worker on its own connection and session (64: the timed concurrent phase's load)",
     )
     parser.add_argument(
@@ -1197,4 +1273,6 @@ if __name__ == "__main__":
         raise SystemExit(asyncio.run(cpu(args.cpu, args.store, args.workers)))
     if args.syscalls is not None:
         raise SystemExit(asyncio.run(syscalls(args.syscalls, args.store, args.workers)))
+    if args.perf is not None:
+        raise SystemExit(asyncio.run(perf(args.perf, args.store, args.workers)))
     raise SystemExit(asyncio.run(main(args.quick, args.store)))

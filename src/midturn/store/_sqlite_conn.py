@@ -42,8 +42,11 @@ slows whatever else the machine does while it runs (a write beside one costs a f
 more, a slow one twice as much), so it is best run when nothing is written. A
 checkpoint that copies the whole WAL then starts it over from the top, so the file stays
 the size of one burst of writes, and the fsync of the new WAL header that starting over
-costs is paid at the pause, not by the next burst's first write. The writing
-connection's own automatic checkpoint stays on, set far higher, as a backstop.
+costs is paid at the pause, not by the next burst's first write. When writes never
+pause, one comes while the checkpoint copies; once the WAL holds `RESTART_FRAMES`, the
+checkpoint thread copies what they added with the connection held off, and starts the
+WAL over (`Connection._start_wal_over`). The writing connection's own automatic
+checkpoint stays on, set far higher, as a backstop.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ __all__ = [
     "BUSY_TIMEOUT_MS",
     "CHECKPOINT_EVERY",
     "CHECKPOINT_IDLE_S",
+    "RESTART_FRAMES",
     "SOLO_BATCHES",
     "Connection",
     "transaction",
@@ -77,6 +81,11 @@ adds a dozen pages to the WAL)."""
 SOLO_BATCHES = 8
 """Batches in a row that held one write each, after which writes commit at once (no loop
 turn spent waiting for company) until two tasks write in one loop iteration."""
+RESTART_FRAMES = 4096
+"""The WAL's frames beyond which the background checkpoint holds the connection off to
+copy what writes added while it ran, so that the WAL starts over (`_start_wal_over`):
+one hash table of SQLite's WAL index (a larger WAL makes a page's lookup search more
+than one), about 16 MiB."""
 AUTOCHECKPOINT_PAGES = 20_000
 """The writing connection's own checkpoint, should the background one fall behind."""
 
@@ -513,31 +522,63 @@ class Connection:
             self._open_checkpoint_db()
         if self._checkpoint_db is None:  # the writer's own checkpoint remains
             return
+        copied = self._copy_wal()
+        if copied is None:
+            return
+        whole, frames = copied
+        try:
+            self._start_wal_over(whole=whole, frames=frames)
+        except sqlite3.Error as error:  # the next write starts it over instead
+            log.warning("starting the WAL of %s over failed: %s", self.path, error)
+
+    def _copy_wal(self) -> tuple[bool, int] | None:
+        """A PASSIVE checkpoint on this thread's connection: whether it copied the whole
+        WAL (so that it can start over) and the WAL's frames; None if it failed."""
+        assert self._checkpoint_db is not None
         try:
             ((busy, frames, copied),) = self._checkpoint_db.execute(
                 "PRAGMA wal_checkpoint(PASSIVE)"
             ).fetchall()
         except sqlite3.Error as error:  # the writer's own checkpoint remains
             log.warning("a background checkpoint of %s failed: %s", self.path, error)
-            return
-        if busy == 0 and 0 < frames == copied:
-            try:
-                self._start_wal_over()
-            except sqlite3.Error as error:  # the next write starts it over instead
-                log.warning("starting the WAL of %s over failed: %s", self.path, error)
+            return None
+        return bool(busy == 0 and 0 < frames == copied), int(frames)
 
-    def _start_wal_over(self) -> None:
-        """Start the copied WAL over now, by a write of nothing new on the writing
-        connection (the file header's `user_version`, rewritten as it is), unless a
-        write came since the checkpoint began. The first write into a WAL that starts
-        over writes the WAL's header and fsyncs it (even with `synchronous = NORMAL`),
-        for a millisecond or more: done here, that fsync lands on this thread at the
-        pause, not on the loop's thread inside the next cycle's first write. Made on the
-        writing connection, not this thread's own, because a write by another connection
-        makes the writer drop its cached pages and read them again."""
+    def _start_wal_over(self, whole: bool = True, frames: int = 0) -> None:
+        """Start the copied WAL over now (`whole`: the checkpoint copied all of it), by
+        a write of nothing new on the writing connection (the file header's
+        `user_version`, rewritten as it is). The first write into a WAL that starts over
+        writes the WAL's header and fsyncs it (even with `synchronous = NORMAL`), for a
+        millisecond or more: done here, that fsync lands on this thread, not on the
+        loop's thread inside a cycle's write. Made on the writing connection, not this
+        thread's own, because a write by another connection makes the writer drop its
+        cached pages and read them again.
+
+        A write that came while the checkpoint copied (writes that never pause: one
+        comes every few milliseconds, a checkpoint with its fsyncs takes longer) left
+        frames it did not copy, and SQLite starts a WAL over only from a write that
+        begins with every frame copied. Left to itself the WAL then grew until the
+        writer's own checkpoint (`AUTOCHECKPOINT_PAGES`) ran inside a write on the loop's
+        thread, every frame on the way written into new file space (which the kernel
+        allocates and zeroes first). So once the WAL holds `RESTART_FRAMES` (`frames`:
+        its size as the checkpoint began), those frames are copied here too, with this
+        process's use of the connection held off for that second checkpoint and the
+        start over, three fsyncs (its writes wait on the worker thread, each in a
+        transaction of its own; the loop's thread is not held). Below that, the WAL is
+        left to grow: the next checkpoint tries again."""
+        caught_up = whole and self._writes == self._checkpointed
+        if not caught_up and frames < RESTART_FRAMES:
+            return
         with self._lock:
-            if self._writes != self._checkpointed or self._checkpointer is None:
+            if self._checkpointer is None:
                 return
+            if not caught_up:  # writes came while it copied
+                copied = self._copy_wal()
+                if copied is None or not copied[0]:
+                    return  # another process reads or writes it: its writes start it over
+                self._checkpointed = self._writes  # every write counted so far is copied
+            elif self._writes != self._checkpointed:
+                return  # a write since: it appended, so leave the WAL to the next checkpoint
             db = self.db
             try:
                 db.execute("BEGIN IMMEDIATE")  # busy timeout 0: another process writes
