@@ -27,6 +27,15 @@ batch: it waits in each). A read
 that comes while a batch is open runs right after its COMMIT, before the writes of any
 later batch (inside it, it would see rows not yet committed, which might never be).
 
+A write that finds the connection in use (by the worker thread, or by the checkpoint
+thread starting the WAL over), or the database lock held by another process, queues for
+the worker thread (`_queue_write`): that thread, once it has the lock, runs every write
+queued until then in one transaction, each in a SAVEPOINT of its own, with the same
+guarantees (each caller's result and `done` after that COMMIT, a failing write rolled
+back alone, a failed COMMIT failing them all). With a transaction each, as before, a
+write on the worker thread held the connection while the next ones came, which went to
+the worker thread in turn: under load the group commit stopped while writes kept coming.
+
 Writes commit with `synchronous = NORMAL` in WAL mode: no fsync on commit. The fsyncs
 happen when the WAL is copied back into the database (a checkpoint), which SQLite would
 otherwise run inside whichever commit crosses `wal_autocheckpoint`, stalling that one
@@ -660,9 +669,9 @@ class Connection:
         allocates and zeroes first). So once the WAL holds `RESTART_FRAMES` (`frames`:
         its size as the checkpoint began), those frames are copied here too, with this
         process's use of the connection held off for that second checkpoint and the
-        start over, three fsyncs (its writes wait on the worker thread, each in a
-        transaction of its own; the loop's thread is not held). Below that, the WAL is
-        left to grow: the next checkpoint tries again."""
+        start over, three fsyncs (its writes queue for the worker thread, which commits
+        them together once the lock is free; the loop's thread is not held). Below that,
+        the WAL is left to grow: the next checkpoint tries again."""
         caught_up = whole and self._writes == self._checkpointed
         if not caught_up and frames < RESTART_FRAMES:
             return
