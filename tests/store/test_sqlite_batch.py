@@ -281,3 +281,18 @@ async def test_a_queued_write_whose_caller_is_cancelled_commits_and_is_announced
     await asyncio.wait_for(heard.wait(), 10)
     settled = await store.get_interaction("i1")
     assert settled is not None and settled.status == "cancelled"
+
+
+async def test_writes_queued_after_the_connection_closed_fail_instead_of_waiting(
+    tmp_path: Path,
+) -> None:
+    async with open_store(f"sqlite:///{tmp_path / 'm.db'}") as opened:
+        connection = getattr(opened, "_connection", None)
+        assert connection is not None
+    # Closed: its worker thread is gone. With the lock held, a write queues for it.
+    lock: threading.Lock = connection._lock
+    lock.acquire()
+    for _ in range(2):  # the second must not join the first's queue, which never runs
+        with pytest.raises(RuntimeError):
+            await asyncio.wait_for(connection.write(lambda db: db.execute("SELECT 1")), 5)
+    lock.release()

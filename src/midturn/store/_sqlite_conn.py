@@ -410,7 +410,12 @@ class Connection:
                 queued = self._queued = _Queued()
             queued.writes.append((operation, done, future))
         if first:
-            ran = loop.run_in_executor(self._worker, self._run_queued, queued)
+            try:
+                ran = loop.run_in_executor(self._worker, self._run_queued, queued)
+            except BaseException:  # the worker is shut down (closed): no later write joins it
+                with self._queued_lock:
+                    self._queued = None
+                raise
             ran.add_done_callback(functools.partial(_queued_ran, queued))
         return await asyncio.shield(future)
 
