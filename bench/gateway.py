@@ -811,6 +811,7 @@ async def _each_side(
     prefix: Callable[[str], tuple[str, ...]],
     store: str,
     workers: int = 1,
+    sides: tuple[str, ...] = ("bare", "gateway"),
 ) -> None:
     """Both servers started under `prefix(side)`; on each, after a warm-up, `on(process)`,
     `operations` operations (bare POSTs, round trips), then `off(process)`: one after
@@ -830,11 +831,13 @@ async def _each_side(
         await answerer.start(after=0)
         bares = _clients(bare_url, workers, timeout=600)
         agents = _clients(gateway_url, workers, timeout=600)
-        sides: list[tuple[subprocess.Popen[bytes], Callable[[int], Awaitable[float]]]] = [
+        measured: list[tuple[subprocess.Popen[bytes], Callable[[int], Awaitable[float]]]] = [
             (bare_process, lambda i: _bare_post(bares[i])),
             (gateway_process, lambda i: _round_trip(agents[i], sessions[i])),
         ]
-        for process, call in sides:
+        for process, call in measured:
+            if process is bare_process and "bare" not in sides:
+                continue
             await _in_workers(workers, max(50, 4 * workers), call)  # warm up
             on(process)
             await _in_workers(workers, operations, call)
@@ -1015,6 +1018,103 @@ async def syscalls(operations: int, store: str, workers: int = 1) -> int:
         print(f"  {name:18} {each[0]:10.2f} {each[1]:11.2f}")
     total = [sum(each.values()) / operations for each in counts]
     print(f"  {'all':18} {total[0]:10.2f} {total[1]:11.2f}")
+    return 0
+
+
+BATCHES = """
+import json, runpy, signal, sys
+from midturn.store import _sqlite_conn as conn
+# Counts, in the gateway, the writes each COMMIT of the SQLite connection held and why a
+# write committed on its own; SIGUSR1 starts counting, SIGUSR2 writes the counts to
+# argv[1] as JSON. The connection's methods are wrapped here, so the same count runs on
+# any version of the store (the base's too); the rest of argv is as for PROFILED.
+out, counting = sys.argv.pop(1), [False]
+sizes, why = {}, {}
+
+def count(writes, reason):
+    if counting[0]:
+        sizes[writes] = sizes.get(writes, 0) + 1
+        why[reason] = why.get(reason, 0) + 1
+
+def wrap(name, reason_of, after=False):
+    method = getattr(conn.Connection, name, None)
+    if method is None:  # not in this version of the store
+        return
+    def wrapped(self, *args, **kwargs):
+        reason = None if after else reason_of(self, *args)
+        result = method(self, *args, **kwargs)
+        reason = reason_of(self, *args) if after else reason
+        if reason is not None:
+            count(*reason)
+        return result
+    setattr(conn.Connection, name, wrapped)
+
+wrap("_commit", lambda self, batch: None if batch.finished else (batch.writes, "batch"))
+wrap("_commit_alone", lambda self, *_: (
+    1, "alone: no company" if getattr(self, "_batching", True) else "alone: not batching"))
+wrap("_patiently", lambda self, *_: (1, "worker thread, alone"))  # the base's
+wrap("_run_queued", lambda self, queued: (len(queued.writes), "worker thread, queued"), True)
+run = conn.Connection.run
+async def counted_run(self, operation):
+    if counting[0]:
+        key = "reads while a batch is open" if self._batch is not None else "reads"
+        why[key] = why.get(key, 0) + 1
+    return await run(self, operation)
+conn.Connection.run = counted_run
+
+def start(*_):
+    sizes.clear(), why.clear()
+    counting[0] = True
+
+def stop(*_):
+    counting[0] = False
+    with open(out, "w") as file:
+        json.dump({"sizes": sizes, "why": why}, file)
+
+signal.signal(signal.SIGUSR1, start)
+signal.signal(signal.SIGUSR2, stop)
+del sys.argv[0]  # "-c"
+del sys.argv[0]  # "-m"
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+
+
+async def batches(operations: int, store: str, workers: int = 1) -> int:
+    """The SQLite store's commits in the gateway over `operations` round trips (by
+    `workers` at once): a histogram of the writes each COMMIT held, and why writes
+    committed alone (`BATCHES`). Counts, not timed."""
+    if not store.startswith("sqlite"):
+        raise SystemExit("--batches counts the SQLite store's commits: use --store sqlite")
+    out = Path(tempfile.mkdtemp(prefix="midturn-bench-")) / "batches.json"
+
+    def prefix(side: str) -> tuple[str, ...]:
+        return (sys.executable, "-c", BATCHES, str(out)) if side == "gateway" else ()
+
+    def on(process: subprocess.Popen[bytes]) -> None:
+        process.send_signal(signal.SIGUSR1)
+
+    def off(process: subprocess.Popen[bytes]) -> None:
+        process.send_signal(signal.SIGUSR2)
+        for _ in range(100):
+            if out.exists():
+                return
+            time.sleep(0.05)
+
+    await _each_side(operations, on, off, prefix, store, workers, sides=("gateway",))
+    counted = json.loads(out.read_text())
+    sizes = {int(writes): n for writes, n in counted["sizes"].items()}
+    commits, writes = sum(sizes.values()), sum(w * n for w, n in sizes.items())
+    print(f"SQLite commits in the gateway ({_how(operations, workers)}, {out}):")
+    print(
+        f"  commits {commits} ({commits / operations:.2f} a trip), writes {writes} "
+        f"({writes / operations:.2f} a trip), {writes / max(commits, 1):.2f} writes a commit"
+    )
+    print("  writes a commit: commits (writes)")
+    for size in sorted(sizes):
+        print(f"    {size:4} {sizes[size]:7} ({size * sizes[size]})")
+    print("  by path (commits), and reads:")
+    for reason, n in sorted(counted["why"].items()):
+        print(f"    {reason:32} {n:7} ({n / operations:.2f} a trip)")
     return 0
 
 
@@ -1234,12 +1334,20 @@ if __name__ == "__main__":
         "switches from /proc, over N (needs perf)",
     )
     parser.add_argument(
+        "--batches",
+        type=int,
+        metavar="N",
+        help="instead: the SQLite store's commits in the gateway over N round trips: writes "
+        "a commit holds (a histogram) and why writes committed alone",
+    )
+    parser.add_argument(
         "--workers",
         type=int,
         default=1,
         metavar="W",
-        help="with --calls, --callgrind, --cpu, --syscalls or --perf: W operations at once, each "
-        "worker on its own connection and session (64: the timed concurrent phase's load)",
+        help="with --calls, --callgrind, --cpu, --syscalls, --perf or --batches: W operations "
+        "at once, each worker on its own connection and session (64: the timed concurrent "
+        "phase's load)",
     )
     parser.add_argument(
         "--no-express",
@@ -1275,4 +1383,6 @@ if __name__ == "__main__":
         raise SystemExit(asyncio.run(syscalls(args.syscalls, args.store, args.workers)))
     if args.perf is not None:
         raise SystemExit(asyncio.run(perf(args.perf, args.store, args.workers)))
+    if args.batches is not None:
+        raise SystemExit(asyncio.run(batches(args.batches, args.store, args.workers)))
     raise SystemExit(asyncio.run(main(args.quick, args.store)))

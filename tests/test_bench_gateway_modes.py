@@ -1,14 +1,18 @@
 """The counting modes of `bench/gateway.py` (`--calls`, `--callgrind`, `--cpu`,
-`--syscalls`): `--workers` runs exactly the operations asked for, that many at once,
-each worker on its own index, and `--cpu` reads this process's threads."""
+`--syscalls`, `--batches`): `--workers` runs exactly the operations asked for, that many
+at once, each worker on its own index, `--cpu` reads this process's threads, and
+`--batches` counts every write the gateway's SQLite store commits."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
+import subprocess
+import sys
 import threading
 
-from tests._bench_script import load_bench_script
+from tests._bench_script import BENCH, load_bench_script
 
 _gateway = load_bench_script("gateway")
 _in_workers, _thread_cpu = _gateway._in_workers, _gateway._thread_cpu
@@ -66,3 +70,18 @@ def test_thread_cpu_tells_the_main_thread_from_the_others() -> None:
         thread.join()
     assert set(threads) == {"loop thread", "other threads"}
     assert all(user >= 0 and system >= 0 for user, system in threads.values())
+
+
+def test_batches_counts_every_write_of_the_round_trips_in_some_commit() -> None:
+    """A park and a settle a round trip: every one of them is in the histogram (its
+    launcher wraps the connection's commit paths; one renamed would lose its writes)."""
+    command = [sys.executable, str(BENCH / "gateway.py"), "--batches", "24", "--workers", "4"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r"commits (\d+) .*, writes (\d+) \(2\.00 a trip\)", done.stdout)
+    assert found is not None, done.stdout
+    commits, writes = int(found[1]), int(found[2])
+    assert writes == 48 and 1 <= commits <= writes
+    histogram = re.findall(r"^ +(\d+) +(\d+) \((\d+)\)$", done.stdout, re.MULTILINE)
+    assert sum(int(count) for _, count, _ in histogram) == commits
+    assert sum(int(held) for _, _, held in histogram) == writes

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -192,3 +193,106 @@ async def test_writes_of_two_tasks_in_one_iteration_batch_again(store: Store) ->
     assert seen.count("BEGIN") == 1 and seen.count("COMMIT") == 1
     assert [item.id for item, _, _ in created] == [f"i{n}" for n in range(5)]
     assert await lone_write(store, 99)  # batching: a lone write waits a turn again
+
+
+def held(store: Store) -> threading.Lock:
+    """The connection's lock, as the worker or the checkpoint thread holds it while it
+    uses the connection: the writes that come meanwhile queue for the worker thread."""
+    connection = getattr(store, "_connection", None)
+    assert connection is not None
+    lock: threading.Lock = connection._lock
+    lock.acquire()
+    return lock
+
+
+async def test_writes_that_find_the_connection_held_share_one_transaction(store: Store) -> None:
+    seen = statements(store)
+    lock = held(store)
+    writes = [
+        asyncio.ensure_future(store.create_interaction(pending_ask(f"i{n}"), [requested(f"i{n}")]))
+        for n in range(5)
+    ]
+    await asyncio.sleep(0)  # each found the lock held, and queued
+    assert not any(write.done() for write in writes)
+    assert "BEGIN" not in seen  # the worker thread waits for the lock
+    lock.release()
+    created = await asyncio.gather(*writes)
+    assert seen.count("BEGIN") == 1 and seen.count("COMMIT") == 1
+    assert seen.count("SAVEPOINT") == 5
+    assert [events[0].id for _, _, events in created] == [1, 2, 3, 4, 5]
+    assert [item.id for item in await store.list_interactions()] == [f"i{n}" for n in range(5)]
+
+
+async def test_a_failing_queued_write_rolls_back_alone(store: Store) -> None:
+    heard: list[int] = []
+    store.add_listener(heard.append)
+    lock = held(store)
+    outcomes = asyncio.gather(
+        store.create_interaction(pending_ask("i1"), [requested("i1")]),
+        store.create_interaction(pending_ask("i1"), [requested("i1")]),  # the id is taken
+        store.create_interaction(pending_ask("i2"), [requested("i2")]),
+        return_exceptions=True,
+    )
+    await asyncio.sleep(0)
+    lock.release()
+    first, repeated, last = await outcomes
+    assert isinstance(repeated, UsageError)
+    assert not isinstance(first, BaseException) and not isinstance(last, BaseException)
+    assert [event.interaction_id for event in await store.read_events()] == ["i1", "i2"]
+    assert heard and max(heard) == 2  # the committed ones were announced
+
+
+async def test_a_failed_commit_fails_every_queued_write(store: Store, tmp_path: Path) -> None:
+    doom_commits(tmp_path / "m.db")
+    heard: list[int] = []
+    store.add_listener(heard.append)
+    lock = held(store)
+    outcomes = asyncio.gather(
+        store.create_interaction(pending_ask("i1"), [requested("i1")]),
+        store.append_events([turn_event("doomed")]),
+        store.create_interaction(pending_ask("i2"), [requested("i2")]),
+        store.read_events(),  # on the worker thread too, after them: nothing to see
+        return_exceptions=True,
+    )
+    await asyncio.sleep(0)
+    lock.release()
+    *written, read = await outcomes
+    assert all(isinstance(outcome, sqlite3.IntegrityError) for outcome in written)
+    assert len({id(outcome) for outcome in written}) == 3  # each writer its own error
+    assert read == []
+    assert heard == []
+    await store.create_interaction(pending_ask("i3"), [requested("i3")])
+    assert [event.interaction_id for event in await store.read_events()] == ["i3"]
+
+
+async def test_a_queued_write_whose_caller_is_cancelled_commits_and_is_announced(
+    store: Store,
+) -> None:
+    await store.create_interaction(pending_ask("i1"))
+    heard = asyncio.Event()
+    store.add_listener(lambda _: heard.set())
+    lock = held(store)
+    task = asyncio.create_task(store.settle("i1", status="cancelled", events=[requested("i1")]))
+    await asyncio.sleep(0)  # queued for the worker thread
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    lock.release()
+    await asyncio.wait_for(heard.wait(), 10)
+    settled = await store.get_interaction("i1")
+    assert settled is not None and settled.status == "cancelled"
+
+
+async def test_writes_queued_after_the_connection_closed_fail_instead_of_waiting(
+    tmp_path: Path,
+) -> None:
+    async with open_store(f"sqlite:///{tmp_path / 'm.db'}") as opened:
+        connection = getattr(opened, "_connection", None)
+        assert connection is not None
+    # Closed: its worker thread is gone. With the lock held, a write queues for it.
+    lock: threading.Lock = connection._lock
+    lock.acquire()
+    for _ in range(2):  # the second must not join the first's queue, which never runs
+        with pytest.raises(RuntimeError):
+            await asyncio.wait_for(connection.write(lambda db: db.execute("SELECT 1")), 5)
+    lock.release()

@@ -27,6 +27,15 @@ batch: it waits in each). A read
 that comes while a batch is open runs right after its COMMIT, before the writes of any
 later batch (inside it, it would see rows not yet committed, which might never be).
 
+A write that finds the connection in use (by the worker thread, or by the checkpoint
+thread starting the WAL over), or the database lock held by another process, queues for
+the worker thread (`_queue_write`): that thread, once it has the lock, runs every write
+queued until then in one transaction, each in a SAVEPOINT of its own, with the same
+guarantees (each caller's result and `done` after that COMMIT, a failing write rolled
+back alone, a failed COMMIT failing them all). With a transaction each, as before, a
+write on the worker thread held the connection while the next ones came, which went to
+the worker thread in turn: under load the group commit stopped while writes kept coming.
+
 Writes commit with `synchronous = NORMAL` in WAL mode: no fsync on commit. The fsyncs
 happen when the WAL is copied back into the database (a checkpoint), which SQLite would
 otherwise run inside whichever commit crosses `wal_autocheckpoint`, stalling that one
@@ -137,13 +146,21 @@ class _Batch:
 
     def failed(self) -> BaseException:
         """The error to raise to one writer of a failed batch (each its own)."""
-        error = self.error
-        assert error is not None
-        if isinstance(error, sqlite3.Error):
-            copy = type(error)(*error.args)
-            copy.__cause__ = error
-            return copy
-        return error
+        assert self.error is not None
+        return _copied(self.error)
+
+
+class _Queued:
+    """Writes that found the connection in use (the worker thread or the checkpoint
+    thread holds it, or another process the database lock), to run together on the
+    worker thread in one transaction: each write's operation and where its outcome goes."""
+
+    __slots__ = ("writes",)
+
+    def __init__(self) -> None:
+        self.writes: list[
+            tuple[Callable[[Db], Any], Callable[[Any], None] | None, asyncio.Future[Any]]
+        ] = []
 
 
 def _company_possible(loop: asyncio.AbstractEventLoop) -> bool:
@@ -153,6 +170,61 @@ def _company_possible(loop: asyncio.AbstractEventLoop) -> bool:
     only cost its writer a loop turn. A loop without that queue (uvloop) may always."""
     ready = getattr(loop, "_ready", None)
     return ready is None or len(ready) > 0
+
+
+def _copied(error: BaseException) -> BaseException:
+    """The error to raise to one writer of a failed transaction (each its own)."""
+    if isinstance(error, sqlite3.Error):
+        copy = type(error)(*error.args)
+        copy.__cause__ = error
+        return copy
+    return error
+
+
+def _each_in_savepoint(queued: _Queued, db: Db) -> list[tuple[bool, Any]]:
+    """(Inside a transaction.) Each queued write in a SAVEPOINT of its own, so that a
+    failing one rolls back only itself: its (succeeded, result or error). An error that
+    ended the whole transaction (SQLite rolled it back: an I/O error, a full disk) is
+    raised, failing them all."""
+    outcomes: list[tuple[bool, Any]] = []
+    for operation, _, _ in queued.writes:
+        db.execute("SAVEPOINT midturn_write")
+        try:
+            result = operation(db)
+        except Exception as error:
+            if not db.in_transaction:
+                raise
+            db.execute("ROLLBACK TO midturn_write")
+            db.execute("RELEASE midturn_write")
+            outcomes.append((False, error))
+        else:
+            db.execute("RELEASE midturn_write")
+            outcomes.append((True, result))
+    return outcomes
+
+
+def _queued_ran(queued: _Queued, ran: asyncio.Future[list[tuple[bool, Any]]]) -> None:
+    """(On the loop's thread, once the worker thread ran `queued`.) Each write's `done`,
+    then its outcome to its caller (unless the caller gave up on it)."""
+    failure = asyncio.CancelledError() if ran.cancelled() else ran.exception()
+    outcomes = ran.result() if failure is None else []
+    for index, (_, done, future) in enumerate(queued.writes):
+        if failure is not None:
+            if not future.done():
+                future.set_exception(_copied(failure))
+            continue
+        succeeded, outcome = outcomes[index]
+        if succeeded and done is not None:
+            try:
+                done(outcome)
+            except Exception:  # one writer's announcement must not stop the others'
+                log.exception("announcing a committed write failed")
+        if future.done():
+            continue
+        if succeeded:
+            future.set_result(outcome)
+        else:
+            future.set_exception(outcome)
 
 
 def _pass_on(future: asyncio.Future[Any], done: asyncio.Future[Any]) -> None:
@@ -183,6 +255,10 @@ class Connection:
         self._batching = True
         self._solo = 0
         self._lone_task: object | None = None
+        # The writes waiting for the worker thread (`_queue_write`); under `_queued_lock`,
+        # since that thread takes them.
+        self._queued: _Queued | None = None
+        self._queued_lock = threading.Lock()
         # Set by the event loop's thread: writes committed, when the last one was.
         self._writes = 0
         self._last_write = 0.0
@@ -292,7 +368,7 @@ class Connection:
                 self._lock.release()
                 if not _busy(error):
                     raise
-                return await self._patiently(operation, done)
+                return await self._queue_write(operation, done)
             except BaseException:
                 self._lock.release()
                 raise
@@ -307,7 +383,7 @@ class Connection:
             batch = self._batch = _Batch()
             loop.call_soon(self._commit, batch)
         else:
-            return await self._patiently(operation, done)
+            return await self._queue_write(operation, done)
         if done is not None:
             batch.dones.append(functools.partial(done, result))
         # The COMMIT was scheduled before this task's next step, so it has run when the
@@ -319,9 +395,44 @@ class Connection:
             raise batch.failed()
         return result
 
-    async def _patiently(self, operation: Callable[[Db], T], done: Callable[[T], None] | None) -> T:
-        """A write in a transaction of its own on the worker thread (the lock is held)."""
-        return await self._on_worker(functools.partial(transaction, operation=operation), done)
+    async def _queue_write(
+        self, operation: Callable[[Db], T], done: Callable[[T], None] | None
+    ) -> T:
+        """A write that found the connection in use: on the worker thread, in one
+        transaction with the other writes queued before that thread takes them
+        (`_run_queued`); its result, and `done`, once that transaction has committed."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        with self._queued_lock:
+            queued = self._queued
+            first = queued is None
+            if queued is None:
+                queued = self._queued = _Queued()
+            queued.writes.append((operation, done, future))
+        if first:
+            try:
+                ran = loop.run_in_executor(self._worker, self._run_queued, queued)
+            except BaseException:  # the worker is shut down (closed): no later write joins it
+                with self._queued_lock:
+                    self._queued = None
+                raise
+            ran.add_done_callback(functools.partial(_queued_ran, queued))
+        return await asyncio.shield(future)
+
+    def _run_queued(self, queued: _Queued) -> list[tuple[bool, Any]]:
+        """On the worker thread: the queued writes in one transaction, waiting for the
+        database lock if need be (`_each_in_savepoint`). Raises, and so fails them all,
+        when the transaction as a whole fails."""
+        with self._lock:
+            with self._queued_lock:  # no write joins it from now on
+                if self._queued is queued:
+                    self._queued = None
+            db = self.db
+            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            try:
+                return transaction(db, functools.partial(_each_in_savepoint, queued))
+            finally:
+                db.execute("PRAGMA busy_timeout = 0")
 
     def _begin(self, operation: Callable[[Db], T]) -> T:
         """The first write of a batch: the transaction is its alone until it succeeds."""
@@ -563,9 +674,9 @@ class Connection:
         allocates and zeroes first). So once the WAL holds `RESTART_FRAMES` (`frames`:
         its size as the checkpoint began), those frames are copied here too, with this
         process's use of the connection held off for that second checkpoint and the
-        start over, three fsyncs (its writes wait on the worker thread, each in a
-        transaction of its own; the loop's thread is not held). Below that, the WAL is
-        left to grow: the next checkpoint tries again."""
+        start over, three fsyncs (its writes queue for the worker thread, which commits
+        them together once the lock is free; the loop's thread is not held). Below that,
+        the WAL is left to grow: the next checkpoint tries again."""
         caught_up = whole and self._writes == self._checkpointed
         if not caught_up and frames < RESTART_FRAMES:
             return
