@@ -47,7 +47,7 @@ from midturn.runtime._events import (
     settled_event,
     turn_event,
 )
-from midturn.runtime._timers import Deadlines
+from midturn.runtime._timers import Deadlines, WaitTimeouts
 from midturn.store._base import Settle, Store
 from midturn.store._codec import copy_interaction
 
@@ -118,7 +118,8 @@ class Parking:
         self.store = store
         self.deadlines = Deadlines(self._expire, clock=clock)
         self._locks = _SessionLocks()
-        self._waiters: dict[str, list[asyncio.Future[Interaction]]] = {}
+        self._waiters: dict[str, list[asyncio.Future[Interaction | None]]] = {}
+        self._timeouts = WaitTimeouts()
         self._watchers: list[EventWatcher] = []
         self._live: OrderedDict[str, AskResult] = OrderedDict()
         self._recent: OrderedDict[str, Interaction] = OrderedDict()  # pending
@@ -163,6 +164,7 @@ class Parking:
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
         await self.deadlines.aclose()
+        self._timeouts.close()
         for interaction_id, futures in self._waiters.items():
             for future in futures:
                 if not future.done():
@@ -415,7 +417,7 @@ class Parking:
         known = self._settled.get(interaction_id)
         if known is not None:  # settled is final: no store read
             return self.with_secrets(known)
-        future: asyncio.Future[Interaction] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Interaction | None] = asyncio.get_running_loop().create_future()
         futures = self._waiters.setdefault(interaction_id, [])
         futures.append(future)
         try:
@@ -432,12 +434,18 @@ class Parking:
                 return self.with_secrets(current)
             if timeout is None:  # no timeout, so no fallback to it: held by nobody
                 del current  # while waiting (a store may have made it just for this read)
-                return self.with_secrets(await future)
-            try:  # asyncio.timeout, not wait_for: on Python 3.11 wait_for's own waiter
-                # costs the woken request a loop turn more after the settle
-                async with asyncio.timeout(timeout):
-                    settled = await future
-            except TimeoutError:
+                settled = await future
+                assert settled is not None, "only a timeout resolves a wait with None"
+                return self.with_secrets(settled)
+            # not asyncio.timeout (a loop timer and a task lookup per wait) nor wait_for
+            # (on Python 3.11 its own waiter costs the woken request a loop turn more):
+            # the timeout resolves the future with None, from one timer for all waits
+            key = self._timeouts.add(future, timeout)
+            try:
+                settled = await future
+            finally:
+                self._timeouts.remove(key)
+            if settled is None:  # timed out
                 found = await self.store.get_interaction(interaction_id)
                 return self.with_secrets(found or current)
             return self.with_secrets(settled)
