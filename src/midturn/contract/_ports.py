@@ -12,6 +12,7 @@ forms. Nothing here does I/O.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -24,7 +25,7 @@ from midturn.contract._interactions import (
     PermissionDecision,
     Risk,
 )
-from midturn.contract._models import ToolOutput
+from midturn.contract._models import AskResult, ToolOutput
 
 __all__ = [
     "Answerer",
@@ -42,6 +43,28 @@ class Parked(NamedTuple):
 
     interaction: Interaction
     created: bool
+
+
+RENDERS_KEPT = 64
+"""How many results' tool outputs are kept, newest last, for the next `Settled` of the
+same result (the answerer's and the waiting agent's, a loop step apart)."""
+
+_renders: OrderedDict[int, tuple[AskResult, str, ToolOutput]] = OrderedDict()
+
+
+def _rendered(result: AskResult, dialect: str) -> ToolOutput:
+    """`render(result, dialect)`, made once for the same result object: a settle's
+    answer and its waiter each come back as a `Settled` of the same interaction, and the
+    tool output of an immutable result in one dialect is the same value (a frozen model;
+    as every `ToolOutput`, a value not to be changed in place)."""
+    kept = _renders.get(id(result))
+    if kept is not None and kept[0] is result and kept[1] == dialect:
+        return kept[2]
+    output = render(result, dialect)
+    _renders[id(result)] = (result, dialect, output)  # holds `result`: its id stays its own
+    if len(_renders) > RENDERS_KEPT:
+        _renders.popitem(last=False)
+    return output
 
 
 class Settled:
@@ -85,7 +108,7 @@ class Settled:
         if self._pending_render:
             result = self.interaction.result
             assert result is not None
-            _set_output(self, render(result, self.interaction.dialect))
+            _set_output(self, _rendered(result, self.interaction.dialect))
             _set_pending_render(self, False)
         return self._output
 
