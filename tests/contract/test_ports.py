@@ -74,4 +74,4 @@ def test_the_same_result_renders_once_for_every_value_of_it() -> None:
 def test_renders_kept_stay_few() -> None:
     for _ in range(RENDERS_KEPT + 10):
         assert Settled.of(settled_ask("midturn")).output is not None
-    assert len(_renders) == RENDERS_KEPT
+    assert 0 < len(_renders) <= RENDERS_KEPT

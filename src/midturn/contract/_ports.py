@@ -12,7 +12,6 @@ forms. Nothing here does I/O.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -46,10 +45,12 @@ class Parked(NamedTuple):
 
 
 RENDERS_KEPT = 64
-"""How many results' tool outputs are kept, newest last, for the next `Settled` of the
-same result (the answerer's and the waiting agent's, a loop step apart)."""
+"""How many results' tool outputs are kept for the next `Settled` of the same result
+(the answerer's and the waiting agent's, a loop step apart); emptied when full."""
 
-_renders: OrderedDict[int, tuple[AskResult, str, ToolOutput]] = OrderedDict()
+# A plain dict: a get, a set and a clear are each atomic, so runtimes in two threads may
+# render at once.
+_renders: dict[int, tuple[AskResult, str, ToolOutput]] = {}
 
 
 def _rendered(result: AskResult, dialect: str) -> ToolOutput:
@@ -61,9 +62,9 @@ def _rendered(result: AskResult, dialect: str) -> ToolOutput:
     if kept is not None and kept[0] is result and kept[1] == dialect:
         return kept[2]
     output = render(result, dialect)
+    if len(_renders) >= RENDERS_KEPT:
+        _renders.clear()
     _renders[id(result)] = (result, dialect, output)  # holds `result`: its id stays its own
-    if len(_renders) > RENDERS_KEPT:
-        _renders.popitem(last=False)
     return output
 
 
