@@ -7,6 +7,7 @@ import pytest
 from tests._asks import ANSWER, ASK
 
 from midturn import Interaction, Parked, Settled, ToolOutput, parse_answer, parse_ask, render
+from midturn.contract._ports import RENDERS_KEPT, _renders
 
 
 def settled_ask(dialect: str) -> Interaction:
@@ -53,3 +54,24 @@ def test_parked_unpacks_as_interaction_and_created() -> None:
     interaction = settled_ask("midturn")
     found, created = Parked(interaction, False)
     assert (found, created) == (interaction, False)
+
+
+def test_the_same_result_renders_once_for_every_value_of_it() -> None:
+    interaction = settled_ask("midturn")
+    assert interaction.result is not None
+    first = Settled.of(interaction).output
+    assert Settled.of(interaction, duplicate=True).output is first  # the answer's and the wait's
+    assert first == render(interaction.result, "midturn")
+    # the same answer again, parsed anew: another result, rendered for itself, equal
+    again = settled_ask("midturn")
+    assert Settled.of(again).output is not first and Settled.of(again).output == first
+    # the same result object in another dialect: that dialect's rendering
+    claude = interaction.model_copy(update={"dialect": "claude"})
+    assert claude.result is interaction.result
+    assert Settled.of(claude).output == render(interaction.result, "claude") != first
+
+
+def test_renders_kept_stay_few() -> None:
+    for _ in range(RENDERS_KEPT + 10):
+        assert Settled.of(settled_ask("midturn")).output is not None
+    assert 0 < len(_renders) <= RENDERS_KEPT

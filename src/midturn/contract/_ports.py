@@ -24,7 +24,7 @@ from midturn.contract._interactions import (
     PermissionDecision,
     Risk,
 )
-from midturn.contract._models import ToolOutput
+from midturn.contract._models import AskResult, ToolOutput
 
 __all__ = [
     "Answerer",
@@ -42,6 +42,30 @@ class Parked(NamedTuple):
 
     interaction: Interaction
     created: bool
+
+
+RENDERS_KEPT = 64
+"""How many results' tool outputs are kept for the next `Settled` of the same result
+(the answerer's and the waiting agent's, a loop step apart); emptied when full."""
+
+# A plain dict: a get, a set and a clear are each atomic, so runtimes in two threads may
+# render at once.
+_renders: dict[int, tuple[AskResult, str, ToolOutput]] = {}
+
+
+def _rendered(result: AskResult, dialect: str) -> ToolOutput:
+    """`render(result, dialect)`, made once for the same result object: a settle's
+    answer and its waiter each come back as a `Settled` of the same interaction, and the
+    tool output of an immutable result in one dialect is the same value (a frozen model;
+    as every `ToolOutput`, a value not to be changed in place)."""
+    kept = _renders.get(id(result))
+    if kept is not None and kept[0] is result and kept[1] == dialect:
+        return kept[2]
+    output = render(result, dialect)
+    if len(_renders) >= RENDERS_KEPT:
+        _renders.clear()
+    _renders[id(result)] = (result, dialect, output)  # holds `result`: its id stays its own
+    return output
 
 
 class Settled:
@@ -85,7 +109,7 @@ class Settled:
         if self._pending_render:
             result = self.interaction.result
             assert result is not None
-            _set_output(self, render(result, self.interaction.dialect))
+            _set_output(self, _rendered(result, self.interaction.dialect))
             _set_pending_render(self, False)
         return self._output
 

@@ -47,7 +47,7 @@ from midturn.runtime._events import (
     settled_event,
     turn_event,
 )
-from midturn.runtime._timers import Deadlines
+from midturn.runtime._timers import Deadlines, WaitTimeouts
 from midturn.store._base import Settle, Store
 from midturn.store._codec import copy_interaction
 
@@ -118,7 +118,8 @@ class Parking:
         self.store = store
         self.deadlines = Deadlines(self._expire, clock=clock)
         self._locks = _SessionLocks()
-        self._waiters: dict[str, list[asyncio.Future[Interaction]]] = {}
+        self._waiters: dict[str, list[asyncio.Future[Interaction | None]]] = {}
+        self._timeouts = WaitTimeouts()
         self._watchers: list[EventWatcher] = []
         self._live: OrderedDict[str, AskResult] = OrderedDict()
         self._recent: OrderedDict[str, Interaction] = OrderedDict()  # pending
@@ -126,6 +127,8 @@ class Parking:
         self._cursor = 0
         self._newest = 0
         self._own: set[int] = set()  # ids of events appended here, not yet passed
+        self._writing = 0  # parks and settles of ours under way
+        self._reading = False  # the reader is in the middle of reading the log
         self._wake = asyncio.Event()
         self._reader: asyncio.Task[None] | None = None
         self._recovery: asyncio.Task[None] | None = None
@@ -163,6 +166,7 @@ class Parking:
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
         await self.deadlines.aclose()
+        self._timeouts.close()
         for interaction_id, futures in self._waiters.items():
             for future in futures:
                 if not future.done():
@@ -228,52 +232,56 @@ class Parking:
     async def _park(
         self, interaction: Interaction, *, announce: bool, unless_ended: bool, fresh: bool = False
     ) -> tuple[Interaction, bool] | None:
-        session_id = interaction.session_id
-        if not self._locks.take(session_id):  # this process's changes to a session queue up
-            await self._locks.wait(session_id)
-            fresh = False  # others may have parked since the caller's stamp
+        self._writing += 1  # its events are ours: `_heard` leaves them to `_wrote`
         try:
-            # The store is idempotent by (session_id, tool_call_id): a repeat writes nothing.
-            # Stamped under the lock, so creation order is queue order
-            # (docs/runtime.md#one-queue-per-session).
-            if not fresh:
-                now = utcnow()
-                stamp: dict[str, datetime] = {"created_at": now}
-                if interaction.deadline is not None:
-                    stamp["deadline"] = now + (interaction.deadline - interaction.created_at)
-                interaction = copy_interaction(interaction, stamp)
-            if unless_ended:
-                made = await self.store.create_unless_ended(
-                    interaction, _RequestedEvents(interaction)
+            session_id = interaction.session_id
+            if not self._locks.take(session_id):  # this process's changes to a session queue up
+                await self._locks.wait(session_id)
+                fresh = False  # others may have parked since the caller's stamp
+            try:
+                # The store is idempotent by (session_id, tool_call_id): a repeat writes nothing.
+                # Stamped under the lock, so creation order is queue order
+                # (docs/runtime.md#one-queue-per-session).
+                if not fresh:
+                    now = utcnow()
+                    stamp: dict[str, datetime] = {"created_at": now}
+                    if interaction.deadline is not None:
+                        stamp["deadline"] = now + (interaction.deadline - interaction.created_at)
+                    interaction = copy_interaction(interaction, stamp)
+                if unless_ended:
+                    made = await self.store.create_unless_ended(
+                        interaction, _RequestedEvents(interaction)
+                    )
+                    if made is None:
+                        return None
+                    stored, created, appended = made
+                elif announce:
+                    # The queue position and the turn's state are read in the store's own
+                    # write transaction (one trip on SQLite), not before it.
+                    stored, created, appended = await self.store.create_queued(
+                        interaction, _RequestedEvents(interaction)
+                    )
+                else:
+                    stored, created, appended = await self.store.create_interaction(interaction)
+            finally:
+                self._locks.release(session_id)
+            self._keep(stored)
+            for event in appended:
+                self._own.add(event.id)
+            if created:
+                log.debug(
+                    "parked %s %s (session %s, turn %s)",
+                    stored.kind,
+                    stored.id,
+                    stored.session_id,
+                    stored.turn_id,
                 )
-                if made is None:
-                    return None
-                stored, created, appended = made
-            elif announce:
-                # The queue position and the turn's state are read in the store's own
-                # write transaction (one trip on SQLite), not before it.
-                stored, created, appended = await self.store.create_queued(
-                    interaction, _RequestedEvents(interaction)
-                )
-            else:
-                stored, created, appended = await self.store.create_interaction(interaction)
+                if stored.deadline is not None and announce:
+                    self.deadlines.schedule(stored.id, stored.deadline)
+                self._deliver(appended)
+            return stored, created
         finally:
-            self._locks.release(session_id)
-        self._keep(stored)
-        for event in appended:
-            self._own.add(event.id)
-        if created:
-            log.debug(
-                "parked %s %s (session %s, turn %s)",
-                stored.kind,
-                stored.id,
-                stored.session_id,
-                stored.turn_id,
-            )
-            if stored.deadline is not None and announce:
-                self.deadlines.schedule(stored.id, stored.deadline)
-            self._deliver(appended)
-        return stored, created
+            self._wrote()
 
     # -- settling --------------------------------------------------------------------
 
@@ -293,59 +301,63 @@ class Parking:
 
         `announce=False` appends no settle event; `resumes=False` never appends
         `turn_resumed` (for an interaction that never made the turn wait)."""
-        stored_result = result.without_secrets() if result is not None else None
-        session_id = current.session_id
-        if not self._locks.take(session_id):
-            await self._locks.wait(session_id)
+        self._writing += 1  # its events are ours: `_heard` leaves them to `_wrote`
         try:
-            settled_at = utcnow()
-            update: dict[str, object] = {
-                "status": status,
-                "settled_at": settled_at,
-                "settled_by": by,
-            }
-            if stored_result is not None:
-                update["result"] = stored_result
-            if decision is not None:
-                update["decision"] = decision
-            preview = copy_interaction(current, update)
-            events: list[NewEvent] = []
-            if announce:
-                announced = settled_event(preview)
-                if announced is not None:
-                    events.append(announced)
-            resumed = (
-                (turn_event("turn_resumed", current.session_id, current.turn_id, settled_at),)
-                if resumes
-                else ()
-            )
-            # Whether it was the turn's last pending interaction is decided in the
-            # store's settle transaction (one trip on SQLite).
-            outcome = await self.store.settle_in_turn(
-                current.id,
-                session_id=current.session_id,
-                turn_id=current.turn_id,
-                status=status,
-                result=stored_result,
-                decision=decision,
-                settled_by=by,
-                settled_at=settled_at,
-                events=events,
-                turn_done=resumed,
-            )
+            stored_result = result.without_secrets() if result is not None else None
+            session_id = current.session_id
+            if not self._locks.take(session_id):
+                await self._locks.wait(session_id)
+            try:
+                settled_at = utcnow()
+                update: dict[str, object] = {
+                    "status": status,
+                    "settled_at": settled_at,
+                    "settled_by": by,
+                }
+                if stored_result is not None:
+                    update["result"] = stored_result
+                if decision is not None:
+                    update["decision"] = decision
+                preview = copy_interaction(current, update)
+                events: list[NewEvent] = []
+                if announce:
+                    announced = settled_event(preview)
+                    if announced is not None:
+                        events.append(announced)
+                resumed = (
+                    (turn_event("turn_resumed", current.session_id, current.turn_id, settled_at),)
+                    if resumes
+                    else ()
+                )
+                # Whether it was the turn's last pending interaction is decided in the
+                # store's settle transaction (one trip on SQLite).
+                outcome = await self.store.settle_in_turn(
+                    current.id,
+                    session_id=current.session_id,
+                    turn_id=current.turn_id,
+                    status=status,
+                    result=stored_result,
+                    decision=decision,
+                    settled_by=by,
+                    settled_at=settled_at,
+                    events=events,
+                    turn_done=resumed,
+                )
+            finally:
+                self._locks.release(session_id)
+            self._keep(outcome.interaction)
+            for event in outcome.events:
+                self._own.add(event.id)
+            if outcome.won:
+                log.debug("settled %s %s as %s by %s", current.kind, current.id, status, by)
+                self.deadlines.drop(current.id)
+                if result is not None and result is not stored_result:
+                    self._remember(current.id, result)
+                self._resolve(outcome.interaction)
+                self._deliver(outcome.events)
+            return outcome
         finally:
-            self._locks.release(session_id)
-        self._keep(outcome.interaction)
-        for event in outcome.events:
-            self._own.add(event.id)
-        if outcome.won:
-            log.debug("settled %s %s as %s by %s", current.kind, current.id, status, by)
-            self.deadlines.drop(current.id)
-            if result is not None and result is not stored_result:
-                self._remember(current.id, result)
-            self._resolve(outcome.interaction)
-            self._deliver(outcome.events)
-        return outcome
+            self._wrote()
 
     async def _expire(self, interaction_id: str) -> None:
         current = await self.store.get_interaction(interaction_id)
@@ -415,7 +427,7 @@ class Parking:
         known = self._settled.get(interaction_id)
         if known is not None:  # settled is final: no store read
             return self.with_secrets(known)
-        future: asyncio.Future[Interaction] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Interaction | None] = asyncio.get_running_loop().create_future()
         futures = self._waiters.setdefault(interaction_id, [])
         futures.append(future)
         try:
@@ -432,12 +444,18 @@ class Parking:
                 return self.with_secrets(current)
             if timeout is None:  # no timeout, so no fallback to it: held by nobody
                 del current  # while waiting (a store may have made it just for this read)
-                return self.with_secrets(await future)
-            try:  # asyncio.timeout, not wait_for: on Python 3.11 wait_for's own waiter
-                # costs the woken request a loop turn more after the settle
-                async with asyncio.timeout(timeout):
-                    settled = await future
-            except TimeoutError:
+                settled = await future
+                assert settled is not None, "only a timeout resolves a wait with None"
+                return self.with_secrets(settled)
+            # not asyncio.timeout (a loop timer and a task lookup per wait) nor wait_for
+            # (on Python 3.11 its own waiter costs the woken request a loop turn more):
+            # the timeout resolves the future with None, from one timer for all waits
+            key = self._timeouts.add(future, timeout)
+            try:
+                settled = await future
+            finally:
+                self._timeouts.remove(key)
+            if settled is None:  # timed out
                 found = await self.store.get_interaction(interaction_id)
                 return self.with_secrets(found or current)
             return self.with_secrets(settled)
@@ -478,7 +496,20 @@ class Parking:
 
     def _heard(self, newest: int) -> None:
         self._newest = max(self._newest, newest)
-        self._wake.set()
+        if not self._writing:
+            self._wake.set()
+        # else the store tells of a write of ours before we know its events' ids: the
+        # write's end (`_wrote`) wakes the reader only if something else is new
+
+    def _wrote(self) -> None:
+        """A park or settle of ours ended, its events (if any) in `_own`: wake the reader
+        if the log holds more than what this process appended (a reader not in the
+        middle of a read skips ours here; one reading is woken to look again)."""
+        self._writing -= 1
+        if self._newest > self._cursor and not self._reading:
+            self._skip_own()
+        if self._newest > self._cursor:
+            self._wake.set()
 
     def _skip_own(self) -> None:
         """Move the cursor over events this process appended (handled when appended)."""
@@ -500,6 +531,7 @@ class Parking:
             self._skip_own()
             if self._cursor >= self._newest:
                 continue
+            self._reading = True
             try:
                 while True:
                     page = await self.store.read_events(self._cursor)
@@ -516,6 +548,8 @@ class Parking:
                 raise
             except Exception:  # the store failed this time; the next append retries
                 log.exception("reading the event log after id %s failed", self._cursor)
+            finally:
+                self._reading = False
 
     def _foreign(self, event: Event) -> None:
         if event.type in SETTLE_EVENT_TYPES:
