@@ -4,8 +4,11 @@ own (the suite's own `gateway` is the tests' package, not `bench/gateway.py`).""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -23,3 +26,23 @@ def load_bench_script(name: str) -> ModuleType:
     finally:
         sys.path.remove(str(BENCH))
     return module
+
+
+@contextlib.contextmanager
+def idle_thread() -> Iterator[None]:
+    """A second thread of this process, started and waiting, for the block's length (for
+    the benches' per-thread counters)."""
+    started, stop = threading.Event(), threading.Event()
+
+    def idle() -> None:
+        started.set()
+        stop.wait()
+
+    thread = threading.Thread(target=idle)
+    thread.start()
+    started.wait()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()

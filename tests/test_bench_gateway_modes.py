@@ -10,9 +10,8 @@ import os
 import re
 import subprocess
 import sys
-import threading
 
-from tests._bench_script import BENCH, load_bench_script
+from tests._bench_script import BENCH, idle_thread, load_bench_script
 
 _gateway = load_bench_script("gateway")
 _in_workers, _thread_cpu = _gateway._in_workers, _gateway._thread_cpu
@@ -54,20 +53,8 @@ async def test_one_worker_runs_them_one_after_another() -> None:
 
 
 def test_thread_cpu_tells_the_main_thread_from_the_others() -> None:
-    started, stop = threading.Event(), threading.Event()
-
-    def idle() -> None:
-        started.set()
-        stop.wait()
-
-    thread = threading.Thread(target=idle)
-    thread.start()
-    started.wait()
-    try:
+    with idle_thread():
         threads = _thread_cpu(os.getpid())
-    finally:
-        stop.set()
-        thread.join()
     assert set(threads) == {"loop thread", "other threads"}
     assert all(user >= 0 and system >= 0 for user, system in threads.values())
 

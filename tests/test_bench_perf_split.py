@@ -9,12 +9,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import pytest
-from tests._bench_script import load_bench_script
+from tests._bench_script import idle_thread, load_bench_script
 
 _perf_split = load_bench_script("_perf_split")
 
@@ -84,23 +83,11 @@ def test_a_sample_in_a_library_is_the_library_s() -> None:
 
 
 def test_the_counters_read_every_thread_and_the_faults_of_fresh_memory() -> None:
-    started, stop = threading.Event(), threading.Event()
-
-    def idle() -> None:
-        started.set()
-        stop.wait()
-
-    thread = threading.Thread(target=idle)
-    thread.start()
-    started.wait()
-    try:
+    with idle_thread():
         before = _perf_split.counters(os.getpid())
         memory = bytearray(32 << 20)
         memory[::4096] = b"x" * len(memory[::4096])  # a write to every page
         after = _perf_split.counters(os.getpid())
-    finally:
-        stop.set()
-        thread.join()
     assert set(before) == set(after) == {"loop thread", "other threads"}
     counted = _perf_split.counted_since(before, after, operations=1)
     assert counted["loop thread"]["minor faults"] > 0
