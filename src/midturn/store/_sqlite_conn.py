@@ -181,25 +181,43 @@ def _copied(error: BaseException) -> BaseException:
     return error
 
 
+def _in_savepoint(db: Db, operation: Callable[[Db], T]) -> T:
+    """(Inside a transaction.) `operation` in a SAVEPOINT of its own, rolled back alone if
+    it raises. When SQLite has rolled the whole transaction back (an I/O error, a full
+    disk), `db.in_transaction` is False after the raise: the caller fails the rest."""
+    db.execute("SAVEPOINT midturn_write")
+    try:
+        result = operation(db)
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK TO midturn_write")
+            db.execute("RELEASE midturn_write")
+        raise
+    db.execute("RELEASE midturn_write")
+    return result
+
+
+def _announce(done: Callable[[], None]) -> None:
+    """A committed write's `done`; one writer's failing announcement must not stop the
+    others'."""
+    try:
+        done()
+    except Exception:
+        log.exception("announcing a committed write failed")
+
+
 def _each_in_savepoint(queued: _Queued, db: Db) -> list[tuple[bool, Any]]:
     """(Inside a transaction.) Each queued write in a SAVEPOINT of its own, so that a
     failing one rolls back only itself: its (succeeded, result or error). An error that
-    ended the whole transaction (SQLite rolled it back: an I/O error, a full disk) is
-    raised, failing them all."""
+    ended the whole transaction is raised, failing them all."""
     outcomes: list[tuple[bool, Any]] = []
     for operation, _, _ in queued.writes:
-        db.execute("SAVEPOINT midturn_write")
         try:
-            result = operation(db)
+            outcomes.append((True, _in_savepoint(db, operation)))
         except Exception as error:
             if not db.in_transaction:
                 raise
-            db.execute("ROLLBACK TO midturn_write")
-            db.execute("RELEASE midturn_write")
             outcomes.append((False, error))
-        else:
-            db.execute("RELEASE midturn_write")
-            outcomes.append((True, result))
     return outcomes
 
 
@@ -215,10 +233,7 @@ def _queued_ran(queued: _Queued, ran: asyncio.Future[list[tuple[bool, Any]]]) ->
             continue
         succeeded, outcome = outcomes[index]
         if succeeded and done is not None:
-            try:
-                done(outcome)
-            except Exception:  # one writer's announcement must not stop the others'
-                log.exception("announcing a committed write failed")
+            _announce(functools.partial(done, outcome))
         if future.done():
             continue
         if succeeded:
@@ -474,17 +489,12 @@ class Connection:
     def _join(self, batch: _Batch, operation: Callable[[Db], T]) -> T:
         """A write joining the open batch, in a SAVEPOINT of its own."""
         db = self.db
-        db.execute("SAVEPOINT midturn_write")
         try:
-            result = operation(db)
+            result = _in_savepoint(db, operation)
         except BaseException as error:
-            if db.in_transaction:
-                db.execute("ROLLBACK TO midturn_write")
-                db.execute("RELEASE midturn_write")
-            else:  # SQLite rolled the whole transaction back (an I/O error, a full disk)
+            if not db.in_transaction:  # SQLite rolled the whole transaction back
                 self._finish(batch, error)
             raise
-        db.execute("RELEASE midturn_write")
         batch.writes += 1
         return result
 
@@ -509,10 +519,7 @@ class Connection:
             if self._solo >= SOLO_BATCHES:
                 self._batching = False
         for done in batch.dones:
-            try:
-                done()
-            except Exception:  # one writer's announcement must not stop the others'
-                log.exception("announcing a committed write failed")
+            _announce(done)
 
     def _finish(self, batch: _Batch, error: BaseException | None) -> None:
         """The batch is over (committed, or failed with `error`): free the connection."""
