@@ -201,15 +201,26 @@ class Recorder:
 COUNTERS = ("minor faults", "major faults", "voluntary switches", "involuntary switches")
 
 
+def threads_of(pid: int) -> Iterator[tuple[str, Path, list[str]]]:
+    """Each thread of the process `pid`: "loop thread" (its main thread) or "other
+    threads", its /proc folder, and the fields of its `stat` after the command's name. A
+    thread that ended before its read is left out."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        name = "loop thread" if task.name == str(pid) else "other threads"
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the thread ended
+        yield name, task, fields
+
+
 def counters(pid: int) -> dict[str, dict[str, int]]:
     """`COUNTERS` of the process `pid`, "loop thread" (its main thread) apart from
     "other threads", summed over /proc/<pid>/task/*/stat and status. A thread that ended
     is in neither."""
     threads: dict[str, dict[str, int]] = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        name = "loop thread" if task.name == str(pid) else "other threads"
+    for name, task, stat in threads_of(pid):
         try:
-            stat = (task / "stat").read_text().rsplit(")", 1)[1].split()
             status = (task / "status").read_text()
         except OSError:
             continue  # the thread ended

@@ -936,12 +936,7 @@ def _thread_cpu(pid: int) -> dict[str, tuple[float, float]]:
     (A thread that ended before the read is in neither.)"""
     tick = os.sysconf("SC_CLK_TCK")
     threads: dict[str, tuple[float, float]] = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        name = "loop thread" if task.name == str(pid) else "other threads"
-        try:
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # the thread ended
+    for name, _, fields in _perf_split.threads_of(pid):
         user, system = threads.get(name, (0.0, 0.0))
         threads[name] = (user + int(fields[11]) / tick, system + int(fields[12]) / tick)
     return threads
